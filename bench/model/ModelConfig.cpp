@@ -1,0 +1,116 @@
+//===- bench/model/ModelConfig.cpp - Transformer LM sizes and presets -----===//
+
+#include "bench/model/ModelConfig.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace tessel::model {
+
+AttentionImpl parseAttentionImpl(const std::string &name) {
+  if (name == "naive")
+    return AttentionImpl::Naive;
+  if (name == "sdpa")
+    return AttentionImpl::Sdpa;
+  if (name == "tessel")
+    return AttentionImpl::Tessel;
+  throw std::invalid_argument("unknown attention '" + name + "' (expected naive, sdpa or tessel)");
+}
+
+const char *toString(AttentionImpl impl) {
+  switch (impl) {
+  case AttentionImpl::Naive:
+    return "naive";
+  case AttentionImpl::Sdpa:
+    return "sdpa";
+  case AttentionImpl::Tessel:
+    return "tessel";
+  }
+  return "?";
+}
+
+KernelImpl parseKernelImpl(const std::string &name) {
+  if (name == "eager")
+    return KernelImpl::Eager;
+  if (name == "tessel")
+    return KernelImpl::Tessel;
+  throw std::invalid_argument("unknown kernels '" + name + "' (expected eager or tessel)");
+}
+
+const char *toString(KernelImpl impl) {
+  return impl == KernelImpl::Eager ? "eager" : "tessel";
+}
+
+namespace {
+struct Preset {
+  const char *name;
+  int64_t dModel, dFF, numLayers, numHeads;
+};
+// The CS336 systems assignment's table of model sizes.
+constexpr Preset kPresets[] = {
+    {"small", 768, 3072, 12, 12},   {"medium", 1024, 4096, 24, 16},
+    {"large", 1280, 5120, 36, 20},  {"xl", 1600, 6400, 48, 25},
+    {"2.7B", 2560, 10240, 32, 32},
+};
+} // namespace
+
+const std::vector<std::string> &ModelConfig::presetNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> result;
+    for (const Preset &p : kPresets)
+      result.push_back(p.name);
+    return result;
+  }();
+  return names;
+}
+
+ModelConfig ModelConfig::preset(const std::string &name) {
+  for (const Preset &p : kPresets) {
+    if (name != p.name)
+      continue;
+    ModelConfig config;
+    config.name = p.name;
+    config.dModel = p.dModel;
+    config.dFF = p.dFF;
+    config.numLayers = p.numLayers;
+    config.numHeads = p.numHeads;
+    return config;
+  }
+  std::string known;
+  for (const std::string &n : presetNames())
+    known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown model preset '" + name + "' (known: " + known + ")");
+}
+
+int64_t ModelConfig::parameterCount() const {
+  int64_t attention = 4 * dModel * dModel;   // q, k, v, output projections
+  int64_t feedForward = 3 * dModel * dFF;    // W1, W2, W3
+  int64_t norms = 2 * dModel;                // ln1, ln2
+  int64_t perLayer = attention + feedForward + norms;
+  return 2 * vocabSize * dModel              // embedding + LM head (untied)
+         + numLayers * perLayer + dModel;    // + final norm
+}
+
+void ModelConfig::validate() const {
+  auto require = [&](bool ok, const std::string &what) {
+    if (!ok)
+      throw std::invalid_argument("bad model config '" + name + "': " + what);
+  };
+  require(vocabSize > 0 && contextLength > 0 && dModel > 0 && dFF > 0 && numLayers > 0 &&
+              numHeads > 0,
+          "all sizes must be positive");
+  require(dModel % numHeads == 0, "d_model (" + std::to_string(dModel) +
+                                      ") must be a multiple of num_heads (" +
+                                      std::to_string(numHeads) + ")");
+  require((dModel / numHeads) % 2 == 0, "the head dimension must be even for RoPE");
+  require(ropeTheta > 0 && rmsNormEps > 0, "rope theta and RMSNorm eps must be positive");
+}
+
+std::string ModelConfig::describe() const {
+  std::ostringstream out;
+  out << name << " (d_model " << dModel << ", d_ff " << dFF << ", " << numLayers << " layers, "
+      << numHeads << " heads, vocab " << vocabSize << ")";
+  return out.str();
+}
+
+} // namespace tessel::model

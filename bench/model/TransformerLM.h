@@ -1,0 +1,155 @@
+//===- bench/model/TransformerLM.h - The CS336 Transformer LM in LibTorch -*- C++ -*-===//
+//
+// The CS336 "basics" Transformer language model: token embedding, pre-norm
+// blocks (RMSNorm -> causal multi-head self-attention with RoPE -> residual,
+// RMSNorm -> SwiGLU feed-forward -> residual), a final RMSNorm and an LM head.
+// No biases anywhere; weights start from CS336's truncated-normal init.
+//
+// This is the model every harness study shares (tessel-bench model, the
+// distributed trainers). Typical use:
+//
+//   auto config = tessel::model::ModelConfig::preset("small");
+//   config.contextLength = 512;
+//   tessel::model::TransformerLM lm(config);      // a torch::nn::ModuleHolder
+//   lm->to(torch::kCUDA);
+//   torch::Tensor logits = lm->forward(tokens);   // [batch, seq, vocab]
+//
+// The attention implementation and the fused-op implementation are fields of
+// the config and can be changed on a live model (setAttention / setKernels).
+// Initialisation draws from torch's default generator: torch::manual_seed()
+// before construction makes it reproducible.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_MODEL_TRANSFORMERLM_H
+#define TESSEL_BENCH_MODEL_TRANSFORMERLM_H
+
+#include "bench/model/ModelConfig.h"
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <vector>
+
+namespace tessel::model {
+
+/// y = x W^T, no bias. weight is [outFeatures, inFeatures] (as torch::nn::Linear).
+class LinearImpl : public torch::nn::Module {
+public:
+  LinearImpl(int64_t inFeatures, int64_t outFeatures, const torch::TensorOptions &options = {});
+  torch::Tensor forward(const torch::Tensor &x);
+  /// Re-draws the weight: truncated normal, std sqrt(2 / (in + out)), cut at +-3 std.
+  void resetParameters();
+  torch::Tensor weight;
+  int64_t inFeatures, outFeatures;
+};
+TORCH_MODULE(Linear);
+
+/// Token embedding: weight is [vocabSize, dModel], truncated normal std 1 cut at +-3.
+class EmbeddingImpl : public torch::nn::Module {
+public:
+  EmbeddingImpl(int64_t vocabSize, int64_t dModel, const torch::TensorOptions &options = {});
+  torch::Tensor forward(const torch::Tensor &tokens);
+  void resetParameters();
+  torch::Tensor weight;
+};
+TORCH_MODULE(Embedding);
+
+/// RMSNorm over the last dimension: x / sqrt(mean(x^2) + eps) * weight, computed in f32.
+class RMSNormImpl : public torch::nn::Module {
+public:
+  RMSNormImpl(int64_t dModel, double eps, KernelImpl kernels,
+              const torch::TensorOptions &options = {});
+  torch::Tensor forward(const torch::Tensor &x);
+  torch::Tensor weight;
+  double eps;
+  KernelImpl kernels;
+};
+TORCH_MODULE(RMSNorm);
+
+/// Rotary position embedding on interleaved pairs (x[2i], x[2i+1]) of the head
+/// dimension, angle position * theta^(-2i/dHead). cos/sin are precomputed buffers
+/// for positions [0, maxSeqLen).
+class RotaryEmbeddingImpl : public torch::nn::Module {
+public:
+  RotaryEmbeddingImpl(double theta, int64_t dHead, int64_t maxSeqLen,
+                      const torch::TensorOptions &options = {});
+  /// x: [..., seq, dHead]; positions: [seq] (or broadcastable to x's leading
+  /// dimensions + [seq]); an undefined tensor means 0..seq-1.
+  torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &positions = {});
+  torch::Tensor cosTable, sinTable; // [maxSeqLen, dHead / 2], f32
+};
+TORCH_MODULE(RotaryEmbedding);
+
+/// Causal multi-head self-attention with RoPE on queries and keys. The q, k and v
+/// projections are one fused [3 * dModel, dModel] weight (initialised per block as
+/// three dModel x dModel linears would be); the output projection is separate.
+class CausalSelfAttentionImpl : public torch::nn::Module {
+public:
+  CausalSelfAttentionImpl(const ModelConfig &config, const torch::TensorOptions &options = {});
+  torch::Tensor forward(const torch::Tensor &x);
+  Linear qkvProj{nullptr}, outputProj{nullptr};
+  RotaryEmbedding rope{nullptr};
+  int64_t numHeads;
+  AttentionImpl attention;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+/// SwiGLU: W2 (silu(W1 x) * W3 x). W1 and W3 are one fused [2 * dFF, dModel] weight.
+class SwiGLUImpl : public torch::nn::Module {
+public:
+  SwiGLUImpl(int64_t dModel, int64_t dFF, KernelImpl kernels,
+             const torch::TensorOptions &options = {});
+  torch::Tensor forward(const torch::Tensor &x);
+  Linear w13{nullptr}, w2{nullptr};
+  int64_t dFF;
+  KernelImpl kernels;
+};
+TORCH_MODULE(SwiGLU);
+
+/// One pre-norm block: x + attn(ln1(x)), then h + ffn(ln2(h)). The attention and
+/// feed-forward halves run inside NVTX ranges "attention" and "feed_forward".
+class TransformerBlockImpl : public torch::nn::Module {
+public:
+  TransformerBlockImpl(const ModelConfig &config, const torch::TensorOptions &options = {});
+  torch::Tensor forward(const torch::Tensor &x);
+  RMSNorm ln1{nullptr}, ln2{nullptr};
+  CausalSelfAttention attn{nullptr};
+  SwiGLU ffn{nullptr};
+};
+TORCH_MODULE(TransformerBlock);
+
+/// The language model. Parameter names follow CS336 (token_embeddings.weight,
+/// layers.N.attn.qkv_proj.weight, ..., ln_final.weight, lm_head.weight).
+class TransformerLMImpl : public torch::nn::Module {
+public:
+  /// Builds and initialises the model directly on `device` (f32 parameters);
+  /// torch::kMeta builds it without allocating memory.
+  explicit TransformerLMImpl(const ModelConfig &config, torch::Device device = torch::kCPU);
+  /// tokens: int64 [batch, seq] with seq <= contextLength; returns logits
+  /// [batch, seq, vocabSize] (f32, or bf16 under autocast).
+  torch::Tensor forward(const torch::Tensor &tokens);
+  /// Switches every layer's attention / fused-op implementation in place.
+  void setAttention(AttentionImpl attention);
+  void setKernels(KernelImpl kernels);
+  const ModelConfig &config() const { return config_; }
+  /// Number of parameter elements actually held (== config().parameterCount()).
+  int64_t numParameters() const;
+
+  Embedding tokenEmbeddings{nullptr};
+  std::vector<TransformerBlock> layers;
+  RMSNorm lnFinal{nullptr};
+  Linear lmHead{nullptr};
+
+private:
+  ModelConfig config_;
+};
+TORCH_MODULE(TransformerLM);
+
+/// Mean cross-entropy of logits [..., vocab] against integer targets [...],
+/// computed in f32 with log-sum-exp (logits may be bf16).
+torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets);
+
+} // namespace tessel::model
+
+#endif // TESSEL_BENCH_MODEL_TRANSFORMERLM_H
