@@ -1,0 +1,131 @@
+//===- runtime/Package.h - Kernel packages (*.tslpkg) -----------*- C++ -*-===//
+//
+// A package is ONE JSON document holding every compiled variant of a set of
+// kernels: the PTX and the metadata needed to launch it (signature, constexpr
+// values, num_warps, shared memory, arch, specialisation). Code and metadata
+// live in the same file, written atomically, so they can never be mixed up.
+// The format is documented in docs/runtime.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_PACKAGE_H
+#define TESSEL_RUNTIME_PACKAGE_H
+
+#include "runtime/DType.h"
+#include "runtime/Json.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessel {
+
+enum class ParamKind { Pointer, Scalar };
+
+/// One runtime (launch) parameter of a kernel.
+struct ParamInfo {
+  std::string name;
+  ParamKind kind = ParamKind::Scalar;
+  /// For a pointer: the pointee type; for a scalar: its type.
+  DType dtype = DType::I32;
+
+  bool isPointer() const { return kind == ParamKind::Pointer; }
+  /// "*f32" for pointers, "i32" for scalars.
+  std::string typeName() const;
+  bool operator==(const ParamInfo &other) const {
+    return name == other.name && kind == other.kind && dtype == other.dtype;
+  }
+};
+
+/// One compiled PTX module: a tile configuration, possibly specialised.
+struct Variant {
+  /// The tile configuration this variant implements (0..configCount-1).
+  int config = 0;
+  /// Constexpr values of the configuration (ints, bools or dtype names),
+  /// in the order of KernelInfo::constexprParams.
+  Json::Object constexprs;
+  int numWarps = 4;
+  int numStages = 1;
+  /// Dynamic shared memory the kernel needs (it uses no static shared memory).
+  int64_t sharedBytes = 0;
+  /// Target the PTX was generated for: "sm_80", "sm_90a", ...
+  std::string arch;
+  /// The .entry symbol in the PTX.
+  std::string entry;
+  /// Params this variant assumes divisible by 16: pointers 16-byte aligned,
+  /// integers multiples of 16. Empty for the generic variant.
+  std::vector<std::string> divisibleBy16;
+  std::string ptx;
+
+  int threadsPerBlock() const { return numWarps * 32; }
+  bool isGeneric() const { return divisibleBy16.empty(); }
+};
+
+struct KernelInfo {
+  std::string name;
+  /// Runtime parameters only, in launch order.
+  std::vector<ParamInfo> params;
+  std::vector<std::string> constexprParams;
+  /// Runtime params whose values select the autotuned configuration.
+  std::vector<std::string> autotuneKey;
+  std::vector<Variant> variants;
+
+  /// Number of tile configurations (configs are numbered 0..n-1).
+  int configCount() const;
+  /// Index of a runtime param by name, or -1.
+  int paramIndex(std::string_view paramName) const;
+  /// Indices into `variants` of the given config's variants.
+  std::vector<int> variantsOf(int config) const;
+  /// "BLOCK=1024 num_warps=4 num_stages=1" for messages and logs.
+  std::string describeConfig(int config) const;
+  /// "softmax(out: *f32, inp: *f32, stride: i32)" for messages.
+  std::string signature() const;
+};
+
+struct Package {
+  static constexpr std::string_view kFormat = "tessel-package";
+  static constexpr int kVersion = 1;
+
+  std::string compiler;
+  std::string source;
+  std::string sourceHash;
+  std::vector<KernelInfo> kernels;
+  /// Where the package came from (file path or caller-given name); used as
+  /// the prefix of every error message. Not serialised.
+  std::string origin;
+
+  /// Parses and validates a package; throws tessel::Error whose message
+  /// starts with `originName` and names the kernel, variant and field.
+  static Package parse(std::string_view text, std::string_view originName);
+  static Package load(const std::string &path);
+
+  /// Validates the in-memory package (same rules as parse); throws.
+  void validate() const;
+  std::string serialize() const;
+  Json toJson() const;
+  /// Validates, then writes atomically (temp file + fsync + rename).
+  void save(const std::string &path) const;
+
+  /// Lookup by name; findKernel returns nullptr when absent, kernel() throws
+  /// an error listing the available kernels.
+  const KernelInfo *findKernel(std::string_view name) const;
+  const KernelInfo &kernel(std::string_view name) const;
+  std::vector<std::string> kernelNames() const;
+
+  /// A 64-bit FNV-1a hash (16 hex digits) of the serialised package: stable
+  /// identity of the code for the autotune cache.
+  std::string contentHash() const;
+};
+
+/// Parses "sm_90", "sm_90a", "sm_100f" into the compute capability as
+/// major*10+minor and the suffix ('\0', 'a' or 'f'); false when malformed.
+bool parseArch(std::string_view arch, int &capability, char &suffix);
+
+/// Whether PTX generated for `arch` runs on a device of compute capability
+/// `capability` (major*10+minor): sm_XY needs capability >= XY (PTX is
+/// forward compatible), sm_XYa exactly XY, sm_XYf the same major and >= XY.
+bool archSupported(std::string_view arch, int capability);
+
+} // namespace tessel
+
+#endif // TESSEL_RUNTIME_PACKAGE_H
