@@ -1,0 +1,21 @@
+//===- runtime/Runtime.h - The Tessel runtime in one include ----*- C++ -*-===//
+//
+//   #include "runtime/Runtime.h"
+//   tessel::Package package = tessel::Package::load("softmax.tslpkg");
+//   tessel::Kernel softmax = tessel::Kernel::load(package, "softmax");
+//   softmax.launch(nRows, {out, inp, stride, nCols}, stream);
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_RUNTIME_H
+#define TESSEL_RUNTIME_RUNTIME_H
+
+#include "runtime/Args.h"
+#include "runtime/DType.h"
+#include "runtime/Driver.h"
+#include "runtime/Error.h"
+#include "runtime/FileUtil.h"
+#include "runtime/Json.h"
+#include "runtime/Kernel.h"
+#include "runtime/Package.h"
+
+#endif // TESSEL_RUNTIME_RUNTIME_H
