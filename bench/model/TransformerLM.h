@@ -34,14 +34,17 @@
 namespace tessel::model {
 
 /// y = x W^T, no bias. weight is [outFeatures, inFeatures] (as torch::nn::Linear).
+/// A weight that fuses `fusedBlocks` linears of outFeatures / fusedBlocks rows
+/// each (e.g. q, k and v) is initialised as those linears would be.
 class LinearImpl : public torch::nn::Module {
 public:
-  LinearImpl(int64_t inFeatures, int64_t outFeatures, const torch::TensorOptions &options = {});
+  LinearImpl(int64_t inFeatures, int64_t outFeatures, const torch::TensorOptions &options = {},
+             int64_t fusedBlocks = 1);
   torch::Tensor forward(const torch::Tensor &x);
   /// Re-draws the weight: truncated normal, std sqrt(2 / (in + out)), cut at +-3 std.
   void resetParameters();
   torch::Tensor weight;
-  int64_t inFeatures, outFeatures;
+  int64_t inFeatures, outFeatures, fusedBlocks;
 };
 TORCH_MODULE(Linear);
 

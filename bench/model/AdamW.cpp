@@ -1,0 +1,96 @@
+//===- bench/model/AdamW.cpp - AdamW over a list of tensors ---------------===//
+
+#include "bench/model/AdamW.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace tessel::model {
+
+AdamWImpl parseAdamWImpl(const std::string &name) {
+  if (name == "fused")
+    return AdamWImpl::Fused;
+  if (name == "foreach")
+    return AdamWImpl::Foreach;
+  throw std::invalid_argument("unknown AdamW implementation '" + name +
+                              "' (expected fused or foreach)");
+}
+
+const char *toString(AdamWImpl impl) { return impl == AdamWImpl::Fused ? "fused" : "foreach"; }
+
+AdamW::AdamW(std::vector<torch::Tensor> params, AdamWOptions options)
+    : params_(std::move(params)), options_(options) {
+  for (const torch::Tensor &p : params_) {
+    if (!p.is_floating_point())
+      throw std::invalid_argument("AdamW: parameters must be floating point");
+    if (p.device() != params_.front().device())
+      throw std::invalid_argument("AdamW: all parameters must live on one device");
+  }
+}
+
+void AdamW::initState() {
+  torch::NoGradGuard noGrad;
+  for (const torch::Tensor &p : params_) {
+    expAvg_.push_back(torch::zeros_like(p, at::MemoryFormat::Preserve));
+    expAvgSq_.push_back(torch::zeros_like(p, at::MemoryFormat::Preserve));
+    steps_.push_back(torch::zeros({}, p.options().dtype(torch::kFloat32)));
+  }
+}
+
+void AdamW::step() {
+  torch::NoGradGuard noGrad;
+  if (expAvg_.empty())
+    initState();
+  std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const torch::Tensor &grad = params_[i].grad();
+    if (!grad.defined())
+      continue;
+    params.push_back(params_[i]);
+    grads.push_back(grad);
+    expAvg.push_back(expAvg_[i]);
+    expAvgSq.push_back(expAvgSq_[i]);
+    steps.push_back(steps_[i]);
+  }
+  if (params.empty())
+    return;
+  const AdamWOptions &o = options_;
+  ++stepCount_;
+  if (o.impl == AdamWImpl::Fused) {
+    at::_foreach_add_(steps, 1);
+    at::_fused_adamw_(params, grads, expAvg, expAvgSq, /*max_exp_avg_sqs=*/{}, steps, o.lr,
+                      o.beta1, o.beta2, o.weightDecay, o.eps, /*amsgrad=*/false,
+                      /*maximize=*/false);
+    return;
+  }
+  // torch.optim.AdamW's multi-tensor path (not capturable: the step is a host number).
+  at::_foreach_add_(steps, 1);
+  double step = static_cast<double>(stepCount_);
+  double biasCorrection1 = 1 - std::pow(o.beta1, step);
+  double biasCorrection2 = 1 - std::pow(o.beta2, step);
+  at::_foreach_mul_(params, 1 - o.lr * o.weightDecay);
+  at::_foreach_lerp_(expAvg, grads, 1 - o.beta1);
+  at::_foreach_mul_(expAvgSq, o.beta2);
+  at::_foreach_addcmul_(expAvgSq, grads, grads, 1 - o.beta2);
+  std::vector<torch::Tensor> denom = at::_foreach_sqrt(expAvgSq);
+  at::_foreach_div_(denom, std::sqrt(biasCorrection2));
+  at::_foreach_add_(denom, o.eps);
+  at::_foreach_addcdiv_(params, expAvg, denom, -o.lr / biasCorrection1);
+}
+
+void AdamW::zeroGrad(bool setToNone) {
+  for (torch::Tensor &p : params_) {
+    torch::Tensor &grad = p.mutable_grad();
+    if (!grad.defined())
+      continue;
+    if (setToNone)
+      grad = torch::Tensor();
+    else
+      grad.zero_();
+  }
+}
+
+} // namespace tessel::model

@@ -1,0 +1,68 @@
+//===- bench/model/AdamW.h - AdamW over a list of tensors -------*- C++ -*-===//
+//
+// AdamW (decoupled weight decay) over any list of f32 parameters, with the
+// whole update in one multi-tensor launch (at::_fused_adamw_) or in
+// torch::_foreach_* ops. The step counts live in tensors on the parameters'
+// device, so the fused step can be captured in a CUDA graph and replayed
+// (bias corrections are computed on the device on every replay).
+//
+// Works on any subset of a model's parameters, e.g. one rank's shard for
+// optimizer-state sharding.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_MODEL_ADAMW_H
+#define TESSEL_BENCH_MODEL_ADAMW_H
+
+#include <torch/types.h>
+
+#include <string>
+#include <vector>
+
+namespace tessel::model {
+
+enum class AdamWImpl {
+  Fused,   ///< at::_fused_adamw_: one kernel for all tensors; capturable.
+  Foreach, ///< torch::_foreach_* ops (what PyTorch uses by default on CUDA).
+};
+
+/// "fused" | "foreach"; throws std::invalid_argument otherwise.
+AdamWImpl parseAdamWImpl(const std::string &name);
+const char *toString(AdamWImpl impl);
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weightDecay = 0.01;
+  AdamWImpl impl = AdamWImpl::Fused;
+};
+
+class AdamW {
+public:
+  /// All parameters must live on one device and be floating point.
+  AdamW(std::vector<torch::Tensor> params, AdamWOptions options = {});
+
+  /// One update of every parameter that has a gradient. The state (moments,
+  /// step counts) is created on the first call.
+  void step();
+  /// Drops the gradients (setToNone) or zeroes them in place.
+  void zeroGrad(bool setToNone = true);
+
+  const std::vector<torch::Tensor> &params() const { return params_; }
+  const AdamWOptions &options() const { return options_; }
+  /// Per-parameter state, in params() order (empty before the first step()).
+  const std::vector<torch::Tensor> &expAvg() const { return expAvg_; }
+  const std::vector<torch::Tensor> &expAvgSq() const { return expAvgSq_; }
+
+private:
+  void initState();
+
+  std::vector<torch::Tensor> params_, expAvg_, expAvgSq_, steps_;
+  AdamWOptions options_;
+  int64_t stepCount_ = 0; // host copy, used by the foreach path
+};
+
+} // namespace tessel::model
+
+#endif // TESSEL_BENCH_MODEL_ADAMW_H

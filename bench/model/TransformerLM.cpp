@@ -1,0 +1,252 @@
+//===- bench/model/TransformerLM.cpp - The CS336 Transformer LM in LibTorch ===//
+
+#include "bench/model/TransformerLM.h"
+#include "bench/model/Nvtx.h"
+#include "bench/model/TesselOps.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace tessel::model {
+
+TesselOps &tesselOps() {
+  static TesselOps ops;
+  return ops;
+}
+
+void requireTesselOp(bool present, const char *op, const char *kernel) {
+  if (!present)
+    throw std::runtime_error(std::string(op) + " with Tessel kernels is not available yet: needs the " +
+                             kernel + " kernel");
+}
+
+/// torch.nn.init.trunc_normal_: inverse-CDF sampling, then a clamp for safety.
+static void truncNormal_(torch::Tensor &t, double std, double lo, double hi) {
+  torch::NoGradGuard noGrad;
+  auto cdf = [](double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); };
+  double l = cdf(lo / std), u = cdf(hi / std);
+  t.uniform_(2 * l - 1, 2 * u - 1);
+  t.erfinv_();
+  t.mul_(std * std::sqrt(2.0));
+  t.clamp_(lo, hi);
+}
+
+//===-- Linear, Embedding, RMSNorm ----------------------------------------===//
+
+LinearImpl::LinearImpl(int64_t in, int64_t out, const torch::TensorOptions &options,
+                       int64_t blocks)
+    : inFeatures(in), outFeatures(out), fusedBlocks(blocks) {
+  weight = register_parameter("weight", torch::empty({out, in}, options.dtype(torch::kFloat32)));
+  resetParameters();
+}
+
+void LinearImpl::resetParameters() {
+  double std = std::sqrt(2.0 / static_cast<double>(inFeatures + outFeatures / fusedBlocks));
+  truncNormal_(weight, std, -3 * std, 3 * std);
+}
+
+torch::Tensor LinearImpl::forward(const torch::Tensor &x) { return at::linear(x, weight); }
+
+EmbeddingImpl::EmbeddingImpl(int64_t vocabSize, int64_t dModel,
+                             const torch::TensorOptions &options) {
+  weight = register_parameter("weight",
+                              torch::empty({vocabSize, dModel}, options.dtype(torch::kFloat32)));
+  resetParameters();
+}
+
+void EmbeddingImpl::resetParameters() { truncNormal_(weight, 1.0, -3.0, 3.0); }
+
+torch::Tensor EmbeddingImpl::forward(const torch::Tensor &tokens) {
+  return at::embedding(weight, tokens);
+}
+
+RMSNormImpl::RMSNormImpl(int64_t dModel, double eps, KernelImpl kernels,
+                         const torch::TensorOptions &options)
+    : eps(eps), kernels(kernels) {
+  weight = register_parameter("weight", torch::ones({dModel}, options.dtype(torch::kFloat32)));
+}
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor &x) {
+  if (kernels == KernelImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().rmsNorm), "RMSNorm", "Tessel RMSNorm");
+    return tesselOps().rmsNorm(x, weight, eps);
+  }
+  torch::Tensor xf = x.to(torch::kFloat32);
+  torch::Tensor rms = torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return (xf * rms * weight).to(x.scalar_type());
+}
+
+//===-- RoPE ---------------------------------------------------------------===//
+
+RotaryEmbeddingImpl::RotaryEmbeddingImpl(double theta, int64_t dHead, int64_t maxSeqLen,
+                                         const torch::TensorOptions &options) {
+  if (dHead % 2 != 0)
+    throw std::invalid_argument("RoPE needs an even head dimension, got " + std::to_string(dHead));
+  auto f32 = options.dtype(torch::kFloat64);
+  // angle[p][i] = p * theta^(-2i / dHead), computed in f64 and stored in f32.
+  torch::Tensor inv = torch::pow(theta, -torch::arange(0, dHead, 2, f32) / double(dHead));
+  torch::Tensor angles = torch::outer(torch::arange(maxSeqLen, f32), inv);
+  cosTable = register_buffer("cos", angles.cos().to(torch::kFloat32));
+  sinTable = register_buffer("sin", angles.sin().to(torch::kFloat32));
+}
+
+torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor &x, const torch::Tensor &positions) {
+  int64_t seq = x.size(-2), half = x.size(-1) / 2;
+  torch::Tensor cos, sin;
+  if (positions.defined()) {
+    std::vector<int64_t> shape = positions.sizes().vec();
+    shape.push_back(half);
+    cos = cosTable.index_select(0, positions.reshape(-1)).view(shape);
+    sin = sinTable.index_select(0, positions.reshape(-1)).view(shape);
+  } else {
+    TORCH_CHECK(seq <= cosTable.size(0), "RoPE: sequence of ", seq,
+                " is longer than the model's context length ", cosTable.size(0));
+    cos = cosTable.narrow(0, 0, seq);
+    sin = sinTable.narrow(0, 0, seq);
+  }
+  torch::Tensor pairs = x.unflatten(-1, {half, 2});
+  torch::Tensor x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
+  torch::Tensor out = torch::stack({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1);
+  return out.flatten(-2).to(x.scalar_type());
+}
+
+//===-- Attention, SwiGLU, block -------------------------------------------===//
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig &config,
+                                                 const torch::TensorOptions &options)
+    : numHeads(config.numHeads), attention(config.attention) {
+  qkvProj = register_module("qkv_proj", Linear(config.dModel, 3 * config.dModel, options, 3));
+  outputProj = register_module("output_proj", Linear(config.dModel, config.dModel, options));
+  rope = register_module("rope", RotaryEmbedding(config.ropeTheta, config.dModel / numHeads,
+                                                 config.contextLength, options));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x) {
+  int64_t batch = x.size(0), seq = x.size(1), dModel = x.size(2), dHead = dModel / numHeads;
+  torch::Tensor qkv = qkvProj(x);
+  // RoPE rotates q and k together: [batch, seq, 2, heads, dHead] -> [2, batch, heads, seq, dHead].
+  torch::Tensor qk = rope(qkv.narrow(-1, 0, 2 * dModel)
+                              .view({batch, seq, 2, numHeads, dHead})
+                              .permute({2, 0, 3, 1, 4}));
+  torch::Tensor q = qk.select(0, 0), k = qk.select(0, 1);
+  torch::Tensor v =
+      qkv.narrow(-1, 2 * dModel, dModel).view({batch, seq, numHeads, dHead}).transpose(1, 2);
+  torch::Tensor out;
+  switch (attention) {
+  case AttentionImpl::Naive: {
+    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(dHead));
+    torch::Tensor future =
+        torch::ones({seq, seq}, x.options().dtype(torch::kBool)).triu(/*diagonal=*/1);
+    out = torch::matmul(torch::softmax(scores.masked_fill(future, -INFINITY), -1), v);
+    break;
+  }
+  case AttentionImpl::Sdpa:
+    out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+    break;
+  case AttentionImpl::Tessel:
+    requireTesselOp(bool(tesselOps().attention), "attention", "FlashAttention");
+    out = tesselOps().attention(q, k, v);
+    break;
+  }
+  return outputProj(out.transpose(1, 2).reshape({batch, seq, dModel}));
+}
+
+SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFF, KernelImpl kernels,
+                       const torch::TensorOptions &options)
+    : dFF(dFF), kernels(kernels) {
+  w13 = register_module("w13", Linear(dModel, 2 * dFF, options, 2));
+  w2 = register_module("w2", Linear(dFF, dModel, options));
+}
+
+torch::Tensor SwiGLUImpl::forward(const torch::Tensor &x) {
+  torch::Tensor h = w13(x);
+  torch::Tensor a = h.narrow(-1, 0, dFF), b = h.narrow(-1, dFF, dFF);
+  if (kernels == KernelImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().swiglu), "SwiGLU", "Tessel SwiGLU");
+    return w2(tesselOps().swiglu(a, b));
+  }
+  return w2(torch::silu(a) * b);
+}
+
+TransformerBlockImpl::TransformerBlockImpl(const ModelConfig &config,
+                                           const torch::TensorOptions &options) {
+  ln1 = register_module("ln1", RMSNorm(config.dModel, config.rmsNormEps, config.kernels, options));
+  attn = register_module("attn", CausalSelfAttention(config, options));
+  ln2 = register_module("ln2", RMSNorm(config.dModel, config.rmsNormEps, config.kernels, options));
+  ffn = register_module("ffn", SwiGLU(config.dModel, config.dFF, config.kernels, options));
+}
+
+torch::Tensor TransformerBlockImpl::forward(const torch::Tensor &x) {
+  torch::Tensor h;
+  {
+    NvtxRange range("attention");
+    h = x + attn(ln1(x));
+  }
+  NvtxRange range("feed_forward");
+  return h + ffn(ln2(h));
+}
+
+//===-- The model ----------------------------------------------------------===//
+
+TransformerLMImpl::TransformerLMImpl(const ModelConfig &config, torch::Device device)
+    : config_(config) {
+  config.validate();
+  auto options = torch::TensorOptions().device(device);
+  tokenEmbeddings =
+      register_module("token_embeddings", Embedding(config.vocabSize, config.dModel, options));
+  torch::nn::ModuleList list;
+  for (int64_t i = 0; i < config.numLayers; ++i) {
+    layers.push_back(TransformerBlock(config, options));
+    list->push_back(layers.back());
+  }
+  register_module("layers", list);
+  lnFinal = register_module("ln_final",
+                            RMSNorm(config.dModel, config.rmsNormEps, config.kernels, options));
+  lmHead = register_module("lm_head", Linear(config.dModel, config.vocabSize, options));
+}
+
+torch::Tensor TransformerLMImpl::forward(const torch::Tensor &tokens) {
+  TORCH_CHECK(tokens.dim() == 2, "TransformerLM: tokens must be [batch, seq], got ",
+              tokens.sizes());
+  TORCH_CHECK(tokens.size(1) <= config_.contextLength, "TransformerLM: sequence of ",
+              tokens.size(1), " is longer than the context length ", config_.contextLength);
+  torch::Tensor x = tokenEmbeddings(tokens);
+  for (size_t i = 0; i < layers.size(); ++i)
+    x = layers[i]->forward(x);
+  return lmHead(lnFinal(x));
+}
+
+void TransformerLMImpl::setAttention(AttentionImpl attention) {
+  config_.attention = attention;
+  for (TransformerBlock &block : layers)
+    block->attn->attention = attention;
+}
+
+void TransformerLMImpl::setKernels(KernelImpl kernels) {
+  config_.kernels = kernels;
+  lnFinal->kernels = kernels;
+  for (TransformerBlock &block : layers) {
+    block->ln1->kernels = kernels;
+    block->ln2->kernels = kernels;
+    block->ffn->kernels = kernels;
+  }
+}
+
+int64_t TransformerLMImpl::numParameters() const {
+  int64_t count = 0;
+  for (const torch::Tensor &p : parameters())
+    count += p.numel();
+  return count;
+}
+
+torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets) {
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat32),
+                                targets.reshape({-1}));
+}
+
+} // namespace tessel::model
