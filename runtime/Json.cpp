@@ -457,8 +457,14 @@ private:
     }
     double value = 0;
     auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec == std::errc::result_out_of_range && std::fabs(value) < 1.0)
-      return Json(0.0); // underflow to zero is harmless
+    if (ec == std::errc::result_out_of_range) {
+      // Underflow (negative exponent) is harmless: the value is zero.
+      std::string_view number(first, size_t(last - first));
+      size_t e = number.find_first_of("eE");
+      if (e != std::string_view::npos && e + 1 < number.size() &&
+          number[e + 1] == '-')
+        return Json(number[0] == '-' ? -0.0 : 0.0);
+    }
     if (ec != std::errc() || ptr != last)
       failAt(start, "number out of range: " + std::string(first, last));
     return Json(value);

@@ -1,0 +1,289 @@
+//===- test/unit/PackageTest.cpp - Package parsing, validation, saving ----===//
+#include "TestPackages.h"
+
+#include "runtime/FileUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <unistd.h>
+
+using namespace tessel;
+using tessel::test::samplePackage;
+
+static std::string errorOf(std::string_view text) {
+  try {
+    Package::parse(text, "softmax.tslpkg");
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+/// The sample package as JSON, for editing in tests.
+static Json sampleJson() { return Json::parse(samplePackage().serialize()); }
+
+static Json &variantJson(Json &root, size_t kernel, size_t variant) {
+  return root.find("kernels")->asArray()[kernel].find("variants")->asArray()
+      [variant];
+}
+
+TEST(Package, RoundTrip) {
+  Package original = samplePackage();
+  std::string text = original.serialize();
+  Package parsed = Package::parse(text, "softmax.tslpkg");
+  EXPECT_EQ(parsed.serialize(), text);
+  EXPECT_EQ(parsed.compiler, "tesselc 0.1.0");
+  EXPECT_EQ(parsed.sourceHash, "abc123");
+  ASSERT_EQ(parsed.kernels.size(), 2u);
+  const KernelInfo &softmax = parsed.kernel("softmax");
+  EXPECT_EQ(softmax.params, original.kernels[0].params);
+  EXPECT_EQ(softmax.configCount(), 2);
+  EXPECT_EQ(softmax.variantsOf(1), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(softmax.variants[1].divisibleBy16,
+            (std::vector<std::string>{"out", "inp", "stride", "n_cols"}));
+  EXPECT_EQ(softmax.variants[0].ptx, original.kernels[0].variants[0].ptx);
+  EXPECT_EQ(softmax.describeConfig(1), "BLOCK=2048 num_warps=8 num_stages=1");
+  EXPECT_EQ(softmax.signature(),
+            "softmax(out: *f32, inp: *f32, stride: i32, n_rows: i64, "
+            "n_cols: i32)");
+  EXPECT_EQ(parsed.contentHash(), original.contentHash());
+  EXPECT_EQ(parsed.contentHash().size(), 16u);
+}
+
+TEST(Package, ParsesTheDocumentedExample) {
+  const char *text = R"({ "format": "tessel-package", "version": 1,
+    "compiler": "tesselc 0.1.0", "source": "kernels/softmax.tsl",
+    "source_hash": "ff00",
+    "kernels": [ { "name": "softmax",
+      "params": [ {"name": "out", "kind": "pointer", "dtype": "f32"},
+                  {"name": "stride", "kind": "scalar", "dtype": "i32"} ],
+      "constexpr_params": ["BLOCK"], "autotune_key": ["stride"],
+      "variants": [ { "config": 0, "constexprs": {"BLOCK": 1024},
+        "num_warps": 4, "num_stages": 1, "shared_bytes": 64, "arch": "sm_90",
+        "entry": "softmax", "divisible_by_16": ["out", "stride"],
+        "ptx": "..." },
+        { "config": 0, "constexprs": {"BLOCK": 1024},
+        "num_warps": 4, "num_stages": 1, "shared_bytes": 64, "arch": "sm_90",
+        "entry": "softmax", "divisible_by_16": [], "ptx": "..." } ] } ] })";
+  Package package = Package::parse(text, "x.tslpkg");
+  EXPECT_EQ(package.kernels[0].variants.size(), 2u);
+  EXPECT_TRUE(package.kernels[0].variants[1].isGeneric());
+}
+
+TEST(Package, MissingFieldNamesFileKernelVariantAndField) {
+  Json root = sampleJson();
+  Json::Object &members = variantJson(root, 0, 2).asObject();
+  members.erase(std::remove_if(members.begin(), members.end(),
+                               [](const Json::Member &m) {
+                                 return m.first == "ptx";
+                               }),
+                members.end());
+  EXPECT_EQ(errorOf(root.dump()),
+            "softmax.tslpkg: kernel 'softmax' variant 2: missing field 'ptx'");
+}
+
+TEST(Package, WrongFormatAndVersion) {
+  Json root = sampleJson();
+  root.set("version", 2);
+  std::string message = errorOf(root.dump());
+  EXPECT_NE(message.find("unsupported package version 2"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("expected version 1"), std::string::npos) << message;
+
+  root = sampleJson();
+  root.set("format", "tessel-cache");
+  message = errorOf(root.dump());
+  EXPECT_NE(message.find("expected format 'tessel-package', found "
+                         "\"tessel-cache\""),
+            std::string::npos)
+      << message;
+
+  EXPECT_NE(errorOf("[]").find("not a Tessel package"), std::string::npos);
+  EXPECT_NE(errorOf("{}").find("missing field 'format'"), std::string::npos);
+}
+
+TEST(Package, WrongDtypeAndKind) {
+  Json root = sampleJson();
+  Json &param = root.find("kernels")->asArray()[0].find("params")->asArray()[2];
+  param.set("dtype", "int32");
+  std::string message = errorOf(root.dump());
+  EXPECT_EQ(message.find("softmax.tslpkg: kernel 'softmax' param 2 'stride': "
+                         "unknown dtype 'int32'"),
+            0u)
+      << message;
+  EXPECT_NE(message.find("bf16"), std::string::npos);
+
+  param.set("dtype", "i32");
+  param.set("kind", "tensor");
+  message = errorOf(root.dump());
+  EXPECT_NE(message.find("expected 'pointer' or 'scalar'"), std::string::npos)
+      << message;
+}
+
+TEST(Package, FieldTypeErrors) {
+  Json root = sampleJson();
+  variantJson(root, 0, 1).set("num_warps", "4");
+  EXPECT_EQ(errorOf(root.dump()),
+            "softmax.tslpkg: kernel 'softmax' variant 1: field 'num_warps' "
+            "must be an integer, found a string");
+  root = sampleJson();
+  variantJson(root, 0, 1).set("num_warps", 3);
+  EXPECT_NE(errorOf(root.dump()).find("power of two"), std::string::npos);
+  root = sampleJson();
+  variantJson(root, 0, 1).set("shared_bytes", -1);
+  EXPECT_NE(errorOf(root.dump()).find("'shared_bytes' is -1"),
+            std::string::npos);
+}
+
+TEST(Package, SemanticErrors) {
+  auto expectError = [](const Package &package, const std::string &expected) {
+    try {
+      package.validate();
+      ADD_FAILURE() << "no error, expected: " << expected;
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+          << error.what();
+    }
+  };
+  Package package = samplePackage();
+  package.kernels[0].variants[3].divisibleBy16 = {"nope"};
+  expectError(package, "variant 3: divisible_by_16 names 'nope'");
+
+  package = samplePackage();
+  package.kernels[0].params.push_back({"scale", ParamKind::Scalar, DType::F32});
+  package.kernels[0].variants[3].divisibleBy16 = {"scale"};
+  expectError(package, "only pointers and integers qualify");
+
+  package = samplePackage();
+  package.kernels[0].variants[3].constexprs = {{"BLOCK", Json(4096)}};
+  expectError(package, "config 1 has different constexprs");
+
+  package = samplePackage();
+  package.kernels[0].variants[0].constexprs.clear();
+  expectError(package, "variant 0: missing value for constexpr 'BLOCK'");
+
+  package = samplePackage();
+  package.kernels[0].variants[0].arch = "compute_80";
+  expectError(package, "arch 'compute_80' is not of the form");
+
+  package = samplePackage();
+  package.kernels[0].variants[4].config = 3;
+  expectError(package, "config 2 has no variant");
+
+  package = samplePackage();
+  package.kernels[0].variants[4].arch = "sm_80";
+  expectError(package, "variant 4: duplicates variant 3");
+
+  package = samplePackage();
+  package.kernels[0].autotuneKey = {"BLOCK"};
+  expectError(package, "autotune_key names 'BLOCK'");
+
+  package = samplePackage();
+  package.kernels[1].name = "softmax";
+  expectError(package, "duplicate kernel 'softmax'");
+
+  package = samplePackage();
+  package.kernels[0].params[1].name = "out";
+  expectError(package, "duplicate param 'out'");
+
+  package = samplePackage();
+  package.kernels[0].variants.clear();
+  expectError(package, "kernel 'softmax': no variants");
+}
+
+TEST(Package, KernelLookupListsNames) {
+  Package package = samplePackage();
+  EXPECT_EQ(package.findKernel("nope"), nullptr);
+  try {
+    package.kernel("nope");
+    FAIL();
+  } catch (const Error &error) {
+    EXPECT_STREQ(error.what(), "softmax.tslpkg: no kernel named 'nope' "
+                               "(available: softmax, add)");
+  }
+}
+
+TEST(Package, ArchSupport) {
+  EXPECT_TRUE(archSupported("sm_80", 80));
+  EXPECT_TRUE(archSupported("sm_80", 90));
+  EXPECT_FALSE(archSupported("sm_90", 80));
+  EXPECT_TRUE(archSupported("sm_90a", 90));
+  EXPECT_FALSE(archSupported("sm_90a", 100));
+  EXPECT_TRUE(archSupported("sm_100f", 103));
+  EXPECT_FALSE(archSupported("sm_100f", 120));
+  EXPECT_FALSE(archSupported("sm_x0", 90));
+  EXPECT_FALSE(archSupported("", 90));
+}
+
+static std::string makeTempDir() {
+  char pattern[] = "/tmp/tessel-package-test-XXXXXX";
+  const char *dir = mkdtemp(pattern);
+  EXPECT_NE(dir, nullptr);
+  return dir ? dir : "/tmp";
+}
+
+static std::vector<std::string> listDir(const std::string &dir) {
+  std::vector<std::string> names;
+  DIR *handle = opendir(dir.c_str());
+  while (dirent *entry = readdir(handle)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..")
+      names.push_back(name);
+  }
+  closedir(handle);
+  return names;
+}
+
+TEST(Package, SaveIsAtomicAndLoadRoundTrips) {
+  std::string dir = makeTempDir();
+  std::string path = dir + "/softmax.tslpkg";
+  Package package = samplePackage();
+  package.save(path);
+  // Overwrite with a different package: the file is replaced whole.
+  package.kernels.pop_back();
+  package.save(path);
+  EXPECT_EQ(listDir(dir), std::vector<std::string>{"softmax.tslpkg"});
+  Package loaded = Package::load(path);
+  EXPECT_EQ(loaded.origin, path);
+  EXPECT_EQ(loaded.serialize(), package.serialize());
+  EXPECT_EQ(readFile(path), package.serialize());
+
+  // An invalid package is refused before anything is written.
+  Package invalid = package;
+  invalid.kernels[0].variants[0].ptx.clear();
+  EXPECT_THROW(invalid.save(path), Error);
+  EXPECT_EQ(readFile(path), package.serialize());
+  EXPECT_EQ(listDir(dir), std::vector<std::string>{"softmax.tslpkg"});
+
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(Package, LoadErrorsNameThePath) {
+  try {
+    Package::load("/nonexistent/dir/k.tslpkg");
+    FAIL();
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/dir/k.tslpkg"),
+              std::string::npos);
+  }
+  std::string dir = makeTempDir();
+  std::string path = dir + "/broken.tslpkg";
+  std::string text = samplePackage().serialize();
+  writeFileAtomic(path, text.substr(0, text.size() / 2));
+  try {
+    Package::load(path);
+    FAIL();
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()).find(path + ":"), 0u) << error.what();
+  }
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(Package, TruncatedPackagesNeverCrash) {
+  std::string text = samplePackage().serialize();
+  for (size_t n = 0; n < text.size(); n += 7)
+    EXPECT_THROW(Package::parse(text.substr(0, n), "t.tslpkg"), Error);
+}
