@@ -215,8 +215,8 @@ std::string FlagParser::usage() const {
       out << " (default " << flag.defaultText << ")";
     out << "\n";
   }
-  out << "  --help" << std::string(width - 6 + 2, ' ') << "show this message\n";
-  out << "  --version" << std::string(width - 9 + 2, ' ') << "show the version\n";
+  out << "  --help" << std::string(width - 8 + 2, ' ') << "show this message\n";
+  out << "  --version" << std::string(width - 11 + 2, ' ') << "show the version\n";
   return out.str();
 }
 
