@@ -10,6 +10,8 @@
 
 #include <dlfcn.h>
 
+#include <memory>
+
 using namespace tessel;
 
 std::string DeviceInfo::arch() const {
@@ -66,14 +68,14 @@ void Driver::load() {
 const Driver::Outcome &Driver::outcome() {
   static const Outcome loaded = [] {
     Outcome result;
-    Driver *driver = new Driver();
+    std::unique_ptr<Driver> driver(new Driver());
     try {
       driver->load();
-      result.driver = driver;
+      // Lives for the whole process (see the file comment).
+      result.driver = driver.release();
     } catch (const std::exception &error) {
+      // A library that was opened stays mapped; only the object goes.
       result.error = error.what();
-      // Keep the library mapped (see the file comment); the object is small.
-      (void)driver;
     }
     return result;
   }();

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <dirent.h>
+#include <random>
 #include <unistd.h>
 
 using namespace tessel;
@@ -286,4 +288,24 @@ TEST(Package, TruncatedPackagesNeverCrash) {
   std::string text = samplePackage().serialize();
   for (size_t n = 0; n < text.size(); n += 7)
     EXPECT_THROW(Package::parse(text.substr(0, n), "t.tslpkg"), Error);
+}
+
+// Random byte edits of a valid package: parse() throws tessel::Error or
+// returns a package that validates and round-trips; it never crashes.
+TEST(Package, MutatedPackagesNeverCrash) {
+  std::string valid = samplePackage().serialize();
+  std::mt19937 rng(42);
+  const char alphabet[] = "{}[]\",:0123456789-abcdefinprstuvx \n";
+  for (int iteration = 0; iteration < 3000; ++iteration) {
+    std::string text = valid;
+    for (int e = 0, edits = 1 + int(rng() % 4); e < edits; ++e) {
+      size_t at = rng() % text.size();
+      text[at] = alphabet[rng() % (sizeof(alphabet) - 1)];
+    }
+    try {
+      Package package = Package::parse(text, "m.tslpkg");
+      EXPECT_NO_THROW(Package::parse(package.serialize(), "m2.tslpkg"));
+    } catch (const Error &) {
+    }
+  }
 }
