@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <memory>
 
 using namespace tessel;
@@ -30,11 +31,14 @@ static std::string versionText(int version) {
 }
 
 void Driver::load() {
-  library_ = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  // TESSEL_CUDA_LIBRARY overrides the library (a compat driver, or the fake
+  // driver of the unit tests).
+  const char *override = std::getenv("TESSEL_CUDA_LIBRARY");
+  std::string name = override && *override ? override : "libcuda.so.1";
+  library_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library_) {
     const char *reason = ::dlerror();
-    throw Error(std::string("CUDA driver not found: dlopen(libcuda.so.1) "
-                            "failed: ") +
+    throw Error("CUDA driver not found: dlopen(" + name + ") failed: " +
                 (reason ? reason : "unknown error") +
                 " — is an NVIDIA driver installed?");
   }
@@ -47,7 +51,7 @@ void Driver::load() {
 #define TESSEL_DRIVER_RESOLVE(member, symbol)                                  \
   member = reinterpret_cast<decltype(member)>(::dlsym(library_, #symbol));     \
   if (!member)                                                                 \
-    throw Error("CUDA driver too old: libcuda.so.1 (driver " +                 \
+    throw Error("CUDA driver too old: " + name + " (driver " +                 \
                 versionText(driverVersion_) + ") has no symbol '" #symbol     \
                 "'; Tessel needs a CUDA 12 or newer driver");
   TESSEL_DRIVER_FUNCTIONS(TESSEL_DRIVER_RESOLVE)

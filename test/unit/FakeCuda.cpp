@@ -1,0 +1,272 @@
+//===- test/unit/FakeCuda.cpp - A fake CUDA driver for unit tests ---------===//
+//
+// Implements just enough of the driver API, on the host, for the runtime's
+// launch path. Symbols are exported under their real (versioned) names.
+//
+//===----------------------------------------------------------------------===//
+#include "FakeCuda.h"
+
+#include <cuda.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using fakecuda::State;
+
+static State state;
+static int primaryContextTag; // its address is the primary context
+static std::vector<void *> contextStack;
+
+namespace {
+struct FakeFunction {
+  std::string entry;
+  int registers;
+  int params;
+};
+struct FakeModule {
+  std::string ptx;
+  // Functions live as long as their module, as in CUDA.
+  std::vector<std::unique_ptr<FakeFunction>> functions;
+};
+} // namespace
+
+static int ptxNumber(const std::string &ptx, const char *key, int fallback) {
+  size_t at = ptx.find(key);
+  return at == std::string::npos ? fallback
+                                 : std::atoi(ptx.c_str() + at + strlen(key));
+}
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+EXPORT State *fakeCudaState() { return &state; }
+
+EXPORT CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+EXPORT CUresult cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGetErrorName(CUresult error, const char **name) {
+  *name = error == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
+          : error == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
+                                          : "CUDA_ERROR_UNKNOWN";
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGetErrorString(CUresult error, const char **text) {
+  *text = error == CUDA_ERROR_INVALID_PTX ? "a PTX JIT compilation failed"
+                                          : "fake error";
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetName(char *name, int length, CUdevice) {
+  std::strncpy(name, "Fake GPU", size_t(length));
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                     CUdevice) {
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = state.major;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = state.minor;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = 132;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *value = 49152;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *value = state.sharedOptin;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *value = 1024;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+    *value = state.registersPerBlock;
+    break;
+  default:
+    *value = 0;
+  }
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice) {
+  *bytes = size_t(80) << 30;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice) {
+  *context = reinterpret_cast<CUcontext>(&primaryContextTag);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
+EXPORT CUresult cuCtxGetCurrent(CUcontext *context) {
+  *context = static_cast<CUcontext>(state.currentContext);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
+  state.currentContext = context;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  contextStack.push_back(state.currentContext);
+  state.currentContext = context;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *context) {
+  if (context)
+    *context = static_cast<CUcontext>(state.currentContext);
+  state.currentContext = contextStack.empty() ? nullptr : contextStack.back();
+  if (!contextStack.empty())
+    contextStack.pop_back();
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetDevice(CUdevice *device) {
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                   unsigned count, CUjit_option *options,
+                                   void **values) {
+  std::string ptx = static_cast<const char *>(image);
+  if (ptx.find("syntax error") != std::string::npos) {
+    for (unsigned i = 0; i < count; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+        std::strcpy(static_cast<char *>(values[i]),
+                    "ptxas application ptx input, line 3; error: syntax error");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  ++state.moduleLoads;
+  *module = reinterpret_cast<CUmodule>(new FakeModule{ptx, {}});
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuModuleUnload(CUmodule module) {
+  ++state.moduleUnloads;
+  delete reinterpret_cast<FakeModule *>(module);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                    const char *name) {
+  auto *fake = reinterpret_cast<FakeModule *>(module);
+  const std::string &ptx = fake->ptx;
+  if (ptx.find(std::string(".entry ") + name) == std::string::npos)
+    return CUDA_ERROR_NOT_FOUND;
+  fake->functions.push_back(std::make_unique<FakeFunction>(
+      FakeFunction{name, ptxNumber(ptx, "// regs ", state.defaultRegisters),
+                   ptxNumber(ptx, "// params ", 0)}));
+  *function = reinterpret_cast<CUfunction>(fake->functions.back().get());
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
+                                   CUfunction function) {
+  auto *fn = reinterpret_cast<FakeFunction *>(function);
+  switch (attribute) {
+  case CU_FUNC_ATTRIBUTE_NUM_REGS:
+    *value = fn->registers;
+    break;
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: {
+    int threads = state.registersPerBlock / (fn->registers ? fn->registers : 1);
+    threads = threads / 32 * 32;
+    *value = threads < 1024 ? threads : 1024;
+    break;
+  }
+  default:
+    *value = 0;
+  }
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncSetAttribute(CUfunction function,
+                                   CUfunction_attribute attribute, int value) {
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    state.maxDynamicShared.emplace_back(
+        reinterpret_cast<FakeFunction *>(function)->entry, value);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
+                               unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, CUstream stream,
+                               void **params, void **) {
+  auto *fn = reinterpret_cast<FakeFunction *>(function);
+  fakecuda::LaunchRecord record{fn->entry, {gx, gy, gz}, {bx, by, bz},
+                                shared,    stream,       {}};
+  for (int i = 0; i < fn->params; ++i) {
+    uint64_t value = 0;
+    std::memcpy(&value, params[i], sizeof(value));
+    record.params.push_back(value);
+  }
+  state.launches.push_back(record);
+  return CUDA_SUCCESS;
+}
+
+// Memory, streams and events: host-backed or no-ops.
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  *pointer = CUdeviceptr(reinterpret_cast<uintptr_t>(std::malloc(bytes)));
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  std::free(reinterpret_cast<void *>(uintptr_t(pointer)));
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  *free = *total = size_t(80) << 30;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, size_t) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t,
+                                     CUstream) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, size_t,
+                                     CUstream) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t) {
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned) {
+  static int tag;
+  *stream = reinterpret_cast<CUstream>(&tag);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamDestroy_v2(CUstream) { return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+EXPORT CUresult cuEventCreate(CUevent *event, unsigned) {
+  static int tag;
+  *event = reinterpret_cast<CUevent>(&tag);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventDestroy_v2(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
+EXPORT CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent, CUevent) {
+  *ms = 1.0f;
+  return CUDA_SUCCESS;
+}

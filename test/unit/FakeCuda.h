@@ -1,0 +1,52 @@
+//===- test/unit/FakeCuda.h - State of the fake CUDA driver -----*- C++ -*-===//
+//
+// FakeCuda.cpp builds a shared library exporting the driver entry points the
+// runtime resolves, backed by host memory and a log of calls, so the launch
+// path (contexts, lazy module loading, variant choice, shared-memory opt-in,
+// JIT errors) is tested without a GPU. Tests reach this state through the
+// exported fakeCudaState().
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_TEST_UNIT_FAKECUDA_H
+#define TESSEL_TEST_UNIT_FAKECUDA_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fakecuda {
+
+struct LaunchRecord {
+  std::string entry;
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned sharedBytes;
+  void *stream;
+  /// The first 8 bytes behind each kernel parameter (count = the entry's
+  /// parameter count as declared by "// params N" in the PTX).
+  std::vector<uint64_t> params;
+};
+
+struct State {
+  // Device properties the fake reports.
+  int major = 9, minor = 0;
+  int sharedOptin = 232448;
+  int registersPerBlock = 65536;
+  // Per-function attributes; PTX may override with "// regs N".
+  int defaultRegisters = 32;
+
+  // Observations.
+  void *currentContext = nullptr;
+  int moduleLoads = 0;
+  int moduleUnloads = 0;
+  std::vector<std::pair<std::string, int>> maxDynamicShared; // entry, value
+  std::vector<LaunchRecord> launches;
+
+  void reset() { *this = State(); }
+};
+
+} // namespace fakecuda
+
+extern "C" fakecuda::State *fakeCudaState();
+
+#endif // TESSEL_TEST_UNIT_FAKECUDA_H

@@ -1,0 +1,276 @@
+//===- test/unit/FakeDriverTest.cpp - The launch path on a fake driver ----===//
+//
+// Runs tessel::Kernel against FakeCuda.cpp (selected with TESSEL_CUDA_LIBRARY
+// before anything loads the driver), checking what reaches cuLaunchKernel:
+// chosen entry, block size, shared memory, packed parameters, and that
+// modules load once per context and unload with the kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "FakeCuda.h"
+
+#include "runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <functional>
+
+using namespace tessel;
+
+#ifndef TESSEL_FAKE_CUDA
+#error "TESSEL_FAKE_CUDA must name the fake driver library"
+#endif
+
+// Before main(): the driver is loaded once per process.
+static const bool kUseFakeDriver = [] {
+  ::setenv("TESSEL_CUDA_LIBRARY", TESSEL_FAKE_CUDA, 1);
+  return true;
+}();
+
+namespace {
+fakecuda::State &fake() {
+  static fakecuda::State *state = [] {
+    Driver::get();
+    void *library = ::dlopen(TESSEL_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_NE(library, nullptr);
+    auto get = reinterpret_cast<fakecuda::State *(*)()>(
+        ::dlsym(library, "fakeCudaState"));
+    return get();
+  }();
+  return *state;
+}
+
+std::string ptxFor(const std::string &entry, const std::string &extra = "") {
+  return ".version 8.0\n.target sm_80\n// params 4\n" + extra +
+         ".visible .entry " + entry + "(...)\n{\n  ret;\n}\n";
+}
+
+Variant variant(int config, std::string entry, std::vector<std::string> div,
+                int warps = 4, int64_t shared = 64, std::string arch = "sm_80",
+                std::string extraPtx = "") {
+  Variant v;
+  v.config = config;
+  v.constexprs = {{"BLOCK", Json(128 << config)}};
+  v.numWarps = warps;
+  v.sharedBytes = shared;
+  v.arch = std::move(arch);
+  v.entry = entry;
+  v.divisibleBy16 = std::move(div);
+  v.ptx = ptxFor(entry, extraPtx);
+  return v;
+}
+
+/// Configs: 0 generic + specialised, 1 needs 100000 B shared (opt-in),
+/// 2 needs 300000 B (too much), 3 sm_100a only, 4 too many registers.
+Package fakePackage() {
+  Package package;
+  package.origin = "fake.tslpkg";
+  KernelInfo kernel;
+  kernel.name = "k";
+  kernel.params = {{"out", ParamKind::Pointer, DType::F32},
+                   {"n", ParamKind::Scalar, DType::I32},
+                   {"scale", ParamKind::Scalar, DType::F32},
+                   {"big", ParamKind::Scalar, DType::I64}};
+  kernel.constexprParams = {"BLOCK"};
+  kernel.variants = {
+      variant(0, "k_generic", {}),
+      variant(0, "k_spec", {"out", "n"}),
+      variant(1, "k_big", {}, 4, 100000),
+      variant(2, "k_huge", {}, 4, 300000),
+      variant(3, "k_blackwell", {}, 4, 64, "sm_100a"),
+      variant(4, "k_regs", {}, 16, 64, "sm_80", "// regs 255\n"),
+  };
+  package.kernels.push_back(kernel);
+  package.validate();
+  return package;
+}
+
+class FakeDriver : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(Driver::isAvailable()) << Driver::unavailableReason();
+    fake().reset();
+  }
+  alignas(16) float buffer[64] = {};
+  void *aligned() { return buffer; }
+  void *misaligned() { return reinterpret_cast<char *>(buffer) + 4; }
+};
+
+std::string errorOf(const std::function<void()> &body) {
+  try {
+    body();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+} // namespace
+
+TEST_F(FakeDriver, DeviceInfo) {
+  const DeviceInfo &info = Driver::get().deviceInfo(0);
+  EXPECT_EQ(info.name, "Fake GPU");
+  EXPECT_EQ(info.arch(), "sm_90");
+  EXPECT_EQ(info.maxSharedPerBlockOptin, 232448);
+  EXPECT_EQ(info.driverVersion, 13000);
+  EXPECT_EQ(Driver::get().deviceCount(), 1);
+}
+
+TEST_F(FakeDriver, LaunchPicksVariantAndPacksParams) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  EXPECT_EQ(fake().currentContext, nullptr);
+  kernel.launch({3, 2}, {aligned(), 32, 0.5f, int64_t(1) << 40});
+  ASSERT_EQ(fake().launches.size(), 1u);
+  const fakecuda::LaunchRecord &record = fake().launches.back();
+  EXPECT_EQ(record.entry, "k_spec");
+  EXPECT_EQ(record.grid[0], 3u);
+  EXPECT_EQ(record.grid[1], 2u);
+  EXPECT_EQ(record.grid[2], 1u);
+  EXPECT_EQ(record.block[0], 128u);
+  EXPECT_EQ(record.sharedBytes, 64u);
+  EXPECT_EQ(record.stream, nullptr);
+  ASSERT_EQ(record.params.size(), 4u);
+  EXPECT_EQ(record.params[0], uint64_t(reinterpret_cast<uintptr_t>(buffer)));
+  EXPECT_EQ(uint32_t(record.params[1]), 32u);
+  float scale;
+  uint32_t scaleBits = uint32_t(record.params[2]);
+  std::memcpy(&scale, &scaleBits, 4);
+  EXPECT_EQ(scale, 0.5f);
+  EXPECT_EQ(record.params[3], uint64_t(1) << 40);
+  // No context was current: the primary context was made current.
+  EXPECT_NE(fake().currentContext, nullptr);
+
+  kernel.launch(1, {aligned(), 33, 0.5f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_generic"); // n % 16 != 0
+  kernel.launch(1, {misaligned(), 32, 0.5f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_generic"); // unaligned out
+  kernel.launch(1, {aligned(), 48, 0.5f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_spec");
+  EXPECT_EQ(fake().moduleLoads, 2); // once per variant and context
+  EXPECT_EQ(kernel.chooseVariant({aligned(), 16, 1.0f, 0}, 0), 1);
+}
+
+TEST_F(FakeDriver, ModulesUnloadWithTheKernel) {
+  {
+    Kernel kernel = Kernel::load(fakePackage(), "k");
+    Kernel copy = kernel; // handles share the loaded modules
+    copy.launch(1, {aligned(), 1, 1.0f, 0});
+    kernel.launch(1, {aligned(), 1, 1.0f, 0});
+    EXPECT_EQ(fake().moduleLoads, 1);
+  }
+  EXPECT_EQ(fake().moduleUnloads, 1);
+}
+
+TEST_F(FakeDriver, EachContextGetsItsOwnModule) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  int contextA = 0, contextB = 0;
+  fake().currentContext = &contextA;
+  kernel.launch(1, {aligned(), 1, 1.0f, 0});
+  fake().currentContext = &contextB;
+  kernel.launch(1, {aligned(), 1, 1.0f, 0});
+  kernel.launch(1, {aligned(), 1, 1.0f, 0});
+  EXPECT_EQ(fake().moduleLoads, 2);
+  EXPECT_EQ(fake().currentContext, &contextB); // left as the caller had it
+}
+
+TEST_F(FakeDriver, StreamIsPassedThrough) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  CUstream stream = reinterpret_cast<CUstream>(uintptr_t(0x5000));
+  kernel.launch(1, {aligned(), 1, 1.0f, 0}, stream);
+  EXPECT_EQ(fake().launches.back().stream, stream);
+}
+
+TEST_F(FakeDriver, SharedMemoryOptIn) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  kernel.launch(1, {aligned(), 1, 1.0f, 0}, nullptr, 1);
+  EXPECT_EQ(fake().launches.back().entry, "k_big");
+  EXPECT_EQ(fake().launches.back().sharedBytes, 100000u);
+  ASSERT_EQ(fake().maxDynamicShared.size(), 1u);
+  EXPECT_EQ(fake().maxDynamicShared[0].first, "k_big");
+  EXPECT_EQ(fake().maxDynamicShared[0].second, 100000);
+  // Under 48 KiB nothing is set.
+  kernel.launch(1, {aligned(), 1, 1.0f, 0}, nullptr, 0);
+  EXPECT_EQ(fake().maxDynamicShared.size(), 1u);
+}
+
+TEST_F(FakeDriver, ConfigsThatDoNotFit) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  std::vector<ConfigFit> fits = kernel.checkConfigs();
+  ASSERT_EQ(fits.size(), 5u);
+  EXPECT_TRUE(fits[0].fits);
+  EXPECT_EQ(fits[0].registers, 32);
+  EXPECT_TRUE(fits[1].fits);
+  EXPECT_EQ(fits[1].sharedBytes, 100000);
+  EXPECT_FALSE(fits[2].fits);
+  EXPECT_EQ(fits[2].reason,
+            "k config 2 (BLOCK=512 num_warps=4 num_stages=1) needs 300000 "
+            "bytes of shared memory; Fake GPU allows at most 232448 bytes per "
+            "block (opt-in)");
+  EXPECT_FALSE(fits[3].fits);
+  EXPECT_NE(fits[3].reason.find("no variant that runs on Fake GPU (sm_90); "
+                                "its variants target sm_100a"),
+            std::string::npos)
+      << fits[3].reason;
+  EXPECT_FALSE(fits[4].fits);
+  EXPECT_NE(fits[4].reason.find("needs 512 threads per block at 255 "
+                                "registers per thread"),
+            std::string::npos)
+      << fits[4].reason;
+
+  EXPECT_EQ(errorOf([&] {
+              kernel.launch(1, {aligned(), 1, 1.0f, 0}, nullptr, 2);
+            }),
+            fits[2].reason);
+  EXPECT_EQ(errorOf([&] {
+              kernel.launch(1, {aligned(), 1, 1.0f, 0}, nullptr, 9);
+            }),
+            "k has 5 configs, config 9 requested");
+  EXPECT_EQ(fake().launches.size(), 0u);
+}
+
+TEST_F(FakeDriver, BadPtxShowsTheJitLog) {
+  Package package = fakePackage();
+  package.kernels[0].variants[0].ptx = ptxFor("k_generic", "syntax error\n");
+  Kernel kernel = Kernel::load(package, "k");
+  EXPECT_EQ(errorOf([&] { kernel.launch(1, {aligned(), 1, 1.0f, 0}); }),
+            "cuModuleLoadDataEx(k, config 0, variant 0) failed: "
+            "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed): ptxas "
+            "application ptx input, line 3; error: syntax error");
+}
+
+TEST_F(FakeDriver, MissingEntry) {
+  Package package = fakePackage();
+  package.kernels[0].variants[0].entry = "nope";
+  Kernel kernel = Kernel::load(package, "k");
+  std::string message =
+      errorOf([&] { kernel.launch(1, {aligned(), 1, 1.0f, 0}); });
+  EXPECT_EQ(message.find("cuModuleGetFunction(k, config 0, variant 0, entry "
+                         "'nope') failed: CUDA_ERROR_NOT_FOUND"),
+            0u)
+      << message;
+  EXPECT_EQ(fake().moduleUnloads, 1); // the failed module is not leaked
+}
+
+TEST_F(FakeDriver, EmptyGridAndArgumentErrors) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  kernel.launch(0, {aligned(), 1, 1.0f, 0});
+  EXPECT_EQ(fake().launches.size(), 0u);
+  EXPECT_EQ(errorOf([&] { kernel.launch(1, {aligned(), 1, 1.0f}); }),
+            "k expects 4 arguments (out, n, scale, big), got 3");
+}
+
+TEST_F(FakeDriver, PreloadAndExplain) {
+  Kernel kernel = Kernel::load(fakePackage(), "k");
+  kernel.preload(0);
+  EXPECT_EQ(fake().moduleLoads, 2);
+  kernel.launch(1, {aligned(), 16, 1.0f, 0});
+  EXPECT_EQ(fake().moduleLoads, 2);
+  std::vector<std::string> lines = kernel.explainVariants();
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[1], "variant 1: config 0 [BLOCK=128 num_warps=4 "
+                      "num_stages=1] sm_80, 64 B shared, assumes 16 | out, n: "
+                      "usable");
+  EXPECT_NE(lines[4].find("not usable on sm_90"), std::string::npos);
+  EXPECT_EQ(kernel.packageHash(), fakePackage().contentHash());
+}
