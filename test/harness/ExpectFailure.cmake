@@ -1,0 +1,12 @@
+# Runs ${BENCH} ${ARGS}; passes when it exits non-zero and its output matches ${EXPECT}.
+string(REPLACE "|" ";" args "${ARGS}")
+execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "expected a non-zero exit, got 0:\n${out}${err}")
+endif()
+if(NOT rc MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "crashed (${rc}):\n${out}${err}")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "output does not match '${EXPECT}':\n${out}${err}")
+endif()
