@@ -235,6 +235,11 @@ public:
           losses.push_back(stepBody().item<double>());
         }
       });
+      // Free the warm-up's gradients before capturing: the captured backward
+      // allocates the static ones from the graph's private pool.
+      zeroGrad();
+      tessel::bench::cudaSynchronize();
+      tessel::bench::cudaEmptyCache();
       tessel::bench::CudaGraph graph;
       torch::Tensor staticLoss;
       graph.capture([&] { staticLoss = stepBody(); });
