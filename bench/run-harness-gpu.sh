@@ -26,7 +26,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-gpu}
 RESULTS=$BUILD/harness-results
 OUT=${OUT:-$ROOT/harness-out}
-BENCH=$BUILD/bench/tools/tessel-bench
+# The top-level CMake may put executables in bin/; older trees leave them beside their sources.
+find_bench() {
+  for b in "$BUILD/bin/tessel-bench" "$BUILD/bench/tools/tessel-bench"; do
+    if [[ -x $b ]]; then echo "$b"; return; fi
+  done
+  echo "$BUILD/bin/tessel-bench"
+}
+BENCH=$(find_bench)
 REF=$ROOT/bench/reference
 mkdir -p "$RESULTS" "$OUT"
 START=$(date +%s)
@@ -56,6 +63,7 @@ run() {
   fi
 }
 need_bench() {
+  BENCH=$(find_bench)
   [[ -x $BENCH ]] || { say "no $BENCH: run the build stage first"; return 1; }
 }
 
@@ -70,6 +78,7 @@ stage_build() {
   say "build: tessel-bench"
   ninja -C "$BUILD" -j "$(nproc)" tessel-bench >"$RESULTS/log-build.txt" 2>&1 ||
     { tail -n 80 "$RESULTS/log-build.txt"; return 1; }
+  BENCH=$(find_bench)
   "$BENCH" --version
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 }
