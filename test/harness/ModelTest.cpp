@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>
+#include <torch/serialize.h>
 #include <ATen/Parallel.h>
 #include <torch/utils.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 
 using namespace tessel::model;
 
@@ -293,4 +296,41 @@ TEST(HarnessModel, ConfigValidation) {
   EXPECT_THROW(c.validate(), std::invalid_argument);
   EXPECT_THROW(parseAttentionImpl("flash"), std::invalid_argument);
   EXPECT_EQ(parseKernelImpl("tessel"), KernelImpl::Tessel);
+}
+
+// Writes a tiny model's weights, a batch and the C++ logits and loss in torch.save's
+// format; bench/reference/check_same_model.py loads them into the Python reference
+// model and checks it computes the same function (CTest HarnessReference.SameModel).
+TEST(HarnessModel, ExportForPythonReference) {
+  const char *env = std::getenv("TESSEL_REFERENCE_CASE");
+  std::string path = env ? env : testing::TempDir() + "reference-case.pt";
+  ModelConfig c = tinyConfig();
+  torch::manual_seed(12);
+  TransformerLM lm(c);
+  torch::Tensor tokens = randomTokens(2, 16, c.vocabSize, 13);
+  torch::Tensor targets = randomTokens(2, 16, c.vocabSize, 14);
+  torch::NoGradGuard noGrad;
+  torch::Tensor logits = lm->forward(tokens);
+  torch::Tensor loss = crossEntropy(logits, targets);
+  c10::Dict<std::string, torch::Tensor> weights;
+  for (const auto &p : lm->named_parameters())
+    weights.insert(p.key(), p.value());
+  c10::Dict<std::string, int64_t> sizes;
+  for (auto [key, value] : {std::pair<const char *, int64_t>{"vocab_size", c.vocabSize},
+                            {"context_length", c.contextLength}, {"d_model", c.dModel},
+                            {"d_ff", c.dFF}, {"num_layers", c.numLayers},
+                            {"num_heads", c.numHeads}})
+    sizes.insert(key, value);
+  c10::impl::GenericDict bundle(c10::StringType::get(), c10::AnyType::get());
+  bundle.insert("weights", weights);
+  bundle.insert("config", sizes);
+  bundle.insert("tokens", tokens);
+  bundle.insert("targets", targets);
+  bundle.insert("logits", logits);
+  bundle.insert("loss", loss);
+  std::vector<char> bytes = torch::pickle_save(c10::IValue(bundle));
+  std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+  // Round trip in C++ as a sanity check of the file.
+  c10::IValue back = torch::pickle_load(bytes);
+  EXPECT_TRUE(torch::equal(back.toGenericDict().at("logits").toTensor(), logits));
 }
