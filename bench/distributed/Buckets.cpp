@@ -1,0 +1,84 @@
+//===- bench/distributed/Buckets.cpp - Gradient bucket assignment and sizing ---===//
+
+#include "bench/distributed/Buckets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace tessel::dist {
+
+std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slots,
+                                            int64_t bucketBytes, int64_t firstBucketBytes) {
+  if (bucketBytes <= 0)
+    throw std::invalid_argument("the bucket size must be positive");
+  std::vector<std::vector<int>> buckets;
+  std::vector<int> current;
+  int64_t currentBytes = 0;
+  int currentKey = 0;
+  auto cap = [&] {
+    return buckets.empty() && firstBucketBytes > 0 ? std::min(firstBucketBytes, bucketBytes)
+                                                   : bucketBytes;
+  };
+  for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) {
+    const GradientSlot &slot = slots[i];
+    if (!current.empty() && (slot.key != currentKey || currentBytes + slot.bytes > cap())) {
+      buckets.push_back(std::move(current));
+      current.clear();
+      currentBytes = 0;
+    }
+    current.push_back(i);
+    currentBytes += slot.bytes;
+    currentKey = slot.key;
+  }
+  if (!current.empty())
+    buckets.push_back(std::move(current));
+  return buckets;
+}
+
+std::vector<int> assignOwners(const std::vector<int64_t> &bytes, int worldSize) {
+  if (worldSize < 1)
+    throw std::invalid_argument("the world size must be at least 1");
+  std::vector<size_t> order(bytes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  std::vector<int64_t> load(worldSize, 0);
+  std::vector<int> owners(bytes.size(), 0);
+  for (size_t i : order) {
+    int best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    owners[i] = best;
+    load[best] += bytes[i];
+  }
+  return owners;
+}
+
+int64_t optimalBucketBytes(double gradientBytes, double overheadSeconds, double bytesPerSecond,
+                           int64_t minBytes) {
+  double best = std::sqrt(std::max(0.0, gradientBytes * overheadSeconds * bytesPerSecond));
+  double upper = std::max(gradientBytes, static_cast<double>(minBytes));
+  return static_cast<int64_t>(std::clamp(best, static_cast<double>(minBytes), upper));
+}
+
+AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
+                                    const std::vector<double> &seconds) {
+  if (bytes.size() != seconds.size() || bytes.size() < 2)
+    throw std::invalid_argument("the all-reduce cost fit needs at least two measurements");
+  double n = static_cast<double>(bytes.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    sx += bytes[i];
+    sy += seconds[i];
+    sxx += bytes[i] * bytes[i];
+    sxy += bytes[i] * seconds[i];
+  }
+  double denom = n * sxx - sx * sx;
+  double slope = denom > 0 ? (n * sxy - sx * sy) / denom : 0;
+  double intercept = (sy - slope * sx) / n;
+  AllReduceCostModel model;
+  model.overheadSeconds = std::max(0.0, intercept);
+  // A flat or negative slope (noise) means bandwidth is not what limits: call it very fast.
+  model.bytesPerSecond = slope > 0 ? 1.0 / slope : 1e15;
+  return model;
+}
+
+} // namespace tessel::dist

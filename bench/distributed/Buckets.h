@@ -1,0 +1,56 @@
+//===- bench/distributed/Buckets.h - Gradient bucket assignment and sizing -*- C++ -*-===//
+//
+// Pure functions, no communication: which parameters share a gradient bucket,
+// and how big a bucket should be for a measured all-reduce cost.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_DISTRIBUTED_BUCKETS_H
+#define TESSEL_BENCH_DISTRIBUTED_BUCKETS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel::dist {
+
+/// One gradient to place: its size and a key that must match within a bucket
+/// (dtype and device: a bucket is one flat buffer).
+struct GradientSlot {
+  int64_t bytes = 0;
+  int key = 0;
+};
+
+/// Groups parameters 0..n-1 (in registration order) into buckets in reverse
+/// registration order, the order backward produces their gradients. A bucket is
+/// closed before it would exceed its cap; a gradient larger than the cap gets a
+/// bucket of its own. The first bucket's cap is `firstBucketBytes` (a small
+/// first bucket starts communication early, as PyTorch DDP's 1 MB one does);
+/// `firstBucketBytes <= 0` means the same cap as the others. A change of key
+/// also closes a bucket. Each bucket lists parameter indices in the order they
+/// are laid out in the bucket (reverse registration order).
+std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slots,
+                                            int64_t bucketBytes, int64_t firstBucketBytes = 0);
+
+/// Owner rank of each parameter for optimizer-state sharding: largest first to
+/// the least loaded rank (ties: lowest rank, then earliest parameter), so every
+/// rank computes the same assignment.
+std::vector<int> assignOwners(const std::vector<int64_t> &bytes, int worldSize);
+
+/// The bucket size that minimises the modelled non-overlapped communication
+/// time for `gradientBytes` of gradients when one all-reduce of b bytes costs
+/// o + b / w: b* = sqrt(s * o * w) (the CS336 accounting), clamped to
+/// [minBytes, gradientBytes].
+int64_t optimalBucketBytes(double gradientBytes, double overheadSeconds, double bytesPerSecond,
+                           int64_t minBytes = 1 << 20);
+
+/// Least-squares fit of t = o + bytes / w to measured (bytes, seconds) points.
+/// Returns {o, w}; o is clamped at >= 0 and w at > 0.
+struct AllReduceCostModel {
+  double overheadSeconds = 0;
+  double bytesPerSecond = 0;
+};
+AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
+                                    const std::vector<double> &seconds);
+
+} // namespace tessel::dist
+
+#endif // TESSEL_BENCH_DISTRIBUTED_BUCKETS_H

@@ -1,0 +1,73 @@
+//===- test/distributed/BucketTest.cpp - Bucket assignment, sizing, sharding owners ---===//
+
+#include "bench/distributed/Buckets.h"
+
+#include <gtest/gtest.h>
+
+using tessel::dist::assignBuckets;
+using tessel::dist::GradientSlot;
+using Buckets = std::vector<std::vector<int>>;
+
+TEST(Buckets, ReverseRegistrationOrderWithinTheCap) {
+  // Parameters 0..4 of 40, 40, 40, 40, 40 bytes, cap 100: backward order 4, 3, 2, 1, 0.
+  std::vector<GradientSlot> slots(5, GradientSlot{40, 0});
+  EXPECT_EQ(assignBuckets(slots, 100), (Buckets{{4, 3}, {2, 1}, {0}}));
+}
+
+TEST(Buckets, SmallFirstBucket) {
+  std::vector<GradientSlot> slots(5, GradientSlot{40, 0});
+  EXPECT_EQ(assignBuckets(slots, 100, 40), (Buckets{{4}, {3, 2}, {1, 0}}));
+}
+
+TEST(Buckets, OversizedGradientGetsItsOwnBucket) {
+  std::vector<GradientSlot> slots{{10, 0}, {500, 0}, {10, 0}, {10, 0}};
+  EXPECT_EQ(assignBuckets(slots, 100), (Buckets{{3, 2}, {1}, {0}}));
+}
+
+TEST(Buckets, ExactFitStaysInOneBucket) {
+  std::vector<GradientSlot> slots{{50, 0}, {50, 0}, {50, 0}};
+  EXPECT_EQ(assignBuckets(slots, 100), (Buckets{{2, 1}, {0}}));
+}
+
+TEST(Buckets, DtypeChangeClosesABucket) {
+  std::vector<GradientSlot> slots{{10, 0}, {10, 1}, {10, 1}, {10, 0}};
+  EXPECT_EQ(assignBuckets(slots, 1000), (Buckets{{3}, {2, 1}, {0}}));
+}
+
+TEST(Buckets, OnePerParameterWithATinyCap) {
+  std::vector<GradientSlot> slots(3, GradientSlot{4, 0});
+  EXPECT_EQ(assignBuckets(slots, 1), (Buckets{{2}, {1}, {0}}));
+}
+
+TEST(Buckets, RejectsNonPositiveCap) {
+  EXPECT_THROW(assignBuckets({{4, 0}}, 0), std::invalid_argument);
+}
+
+TEST(BucketSize, SquareRootModel) {
+  // s = 400 MB, o = 50 us, w = 20 GB/s: b* = sqrt(4e8 * 5e-5 * 2e10) = 2e7 bytes.
+  EXPECT_NEAR(tessel::dist::optimalBucketBytes(4e8, 5e-5, 2e10), 2e7, 1);
+  // Clamped to [1 MiB, s].
+  EXPECT_EQ(tessel::dist::optimalBucketBytes(4e8, 1e-9, 1e6), 1 << 20);
+  EXPECT_EQ(tessel::dist::optimalBucketBytes(4e6, 1.0, 1e12), 4000000);
+}
+
+TEST(BucketSize, FitsOverheadAndBandwidth) {
+  // t = 1e-4 + bytes / 1e10.
+  std::vector<double> bytes{1e5, 1e6, 1e7, 1e8}, seconds;
+  for (double b : bytes)
+    seconds.push_back(1e-4 + b / 1e10);
+  auto model = tessel::dist::fitAllReduceCost(bytes, seconds);
+  EXPECT_NEAR(model.overheadSeconds, 1e-4, 1e-9);
+  EXPECT_NEAR(model.bytesPerSecond, 1e10, 1e4);
+  EXPECT_THROW(tessel::dist::fitAllReduceCost({1.0}, {1.0}), std::invalid_argument);
+}
+
+TEST(ShardOwners, BalancedLargestFirst) {
+  // Largest first to the least loaded rank: 100 -> r0, 60 -> r1, 50 -> r1 (60 < 100),
+  // 40 -> r0 (100 < 110), 10 -> r1 (110 < 140).
+  std::vector<int64_t> bytes{40, 100, 10, 60, 50};
+  EXPECT_EQ(tessel::dist::assignOwners(bytes, 2), (std::vector<int>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(tessel::dist::assignOwners(bytes, 1), (std::vector<int>(5, 0)));
+  // More ranks than parameters: some ranks own nothing.
+  EXPECT_EQ(tessel::dist::assignOwners({8, 8}, 3), (std::vector<int>{0, 1}));
+}

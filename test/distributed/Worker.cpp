@@ -1,0 +1,369 @@
+//===- test/distributed/Worker.cpp - One rank of the distributed parity tests ---===//
+//
+// Started N times by DistributedTest.cpp through the tessel-run launcher (Gloo,
+// CPU). Each scenario trains a toy model data-parallel and compares the result
+// with single-process training on the same global batch, which every rank also
+// computes locally. Prints "FAIL ..." lines and exits 1 on a mismatch.
+//
+//   tessel-dist-worker ddp                 every DDP variant
+//   tessel-dist-worker shard               both sharding modes
+//   tessel-dist-worker save CKPT REF       ZeRO-1 training, checkpoint, more steps
+//   tessel-dist-worker load CKPT REF       resume from CKPT, compare with REF
+//   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
+//
+//===----------------------------------------------------------------------===//
+
+#include "bench/distributed/DataParallel.h"
+#include "bench/distributed/ProcessGroup.h"
+#include "bench/distributed/ShardedOptimizer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace tessel::dist;
+
+namespace {
+
+constexpr int64_t kGlobalBatch = 12; // divisible by 1, 2, 3, 4 and 6
+constexpr int64_t kIn = 6, kHidden = 10, kOut = 3;
+
+/// A small MLP with the awkward parameters DDP must handle: one used only by
+/// rank 0 ("partial"), one nobody uses ("unused") and one frozen.
+struct ToyImpl : torch::nn::Module {
+  explicit ToyImpl(uint64_t seed) {
+    torch::manual_seed(seed);
+    // Registered first, so they come last in backward order (see DataParallel.h).
+    partial = register_module("partial", torch::nn::Linear(kHidden, kOut));
+    unused = register_module("unused", torch::nn::Linear(kOut, kOut));
+    fc1 = register_module("fc1", torch::nn::Linear(kIn, kHidden));
+    fc2 = register_module("fc2", torch::nn::Linear(kHidden, kHidden));
+    head = register_module("head", torch::nn::Linear(kHidden, kOut));
+    frozen = register_parameter("frozen", torch::randn({kOut}), /*requires_grad=*/false);
+  }
+  torch::Tensor forward(const torch::Tensor &x, bool usePartial) {
+    torch::Tensor h = torch::tanh(fc2->forward(torch::tanh(fc1->forward(x))));
+    torch::Tensor y = head->forward(h) + frozen;
+    return usePartial ? y + 0.5 * partial->forward(h) : y;
+  }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, head{nullptr}, partial{nullptr}, unused{nullptr};
+  torch::Tensor frozen;
+};
+TORCH_MODULE(Toy);
+
+struct Batch {
+  torch::Tensor x, y;
+};
+
+/// The global batch of `step` (the same on every rank and world size).
+Batch globalBatch(int step) {
+  torch::manual_seed(1000 + step);
+  return {torch::randn({kGlobalBatch, kIn}), torch::randn({kGlobalBatch, kOut})};
+}
+
+Batch shardOf(const Batch &b, int rank, int world) {
+  int64_t n = kGlobalBatch / world;
+  return {b.x.narrow(0, rank * n, n), b.y.narrow(0, rank * n, n)};
+}
+
+/// Whether rank 0 also uses "partial" (not in the checkpoint scenarios, whose
+/// losses must not depend on the world size).
+bool gRankZeroUsesPartial = true;
+
+/// Rank r's loss on its shard.
+torch::Tensor rankLoss(Toy &model, const Batch &global, int rank, int world) {
+  Batch local = shardOf(global, rank, world);
+  return torch::mse_loss(model->forward(local.x, gRankZeroUsesPartial && rank == 0), local.y);
+}
+
+/// The single-process equivalent of one data-parallel step: the mean of every
+/// rank's loss (equal shards), so its gradient is the average DDP computes.
+torch::Tensor referenceLoss(Toy &model, const Batch &global, int world) {
+  torch::Tensor total = torch::zeros({});
+  for (int r = 0; r < world; ++r)
+    total = total + rankLoss(model, global, r, world);
+  return total / world;
+}
+
+double maxDiff(Toy &a, Toy &b) {
+  double worst = 0;
+  auto pa = a->named_parameters();
+  auto pb = b->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    double d = (pa[i].value() - pb[i]).abs().max().item<double>();
+    if (std::getenv("TESSEL_TEST_VERBOSE"))
+      std::printf("  %s: %g\n", pa[i].key().c_str(), d);
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+int failures = 0;
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", value);
+  return text;
+}
+
+void check(bool ok, const std::string &what, int rank) {
+  std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
+  if (!ok) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
+  }
+}
+
+struct DdpCase {
+  std::string name;
+  DdpOptions options;
+  double tolerance = 1e-5;
+  bool accumulate = false; // two micro-batches, the first under noSync()
+};
+
+void runDdpCase(const std::shared_ptr<ProcessGroup> &pg, const DdpCase &c) {
+  int rank = pg->rank(), world = pg->size();
+  const int steps = 4;
+  Toy model(/*seed=*/7 + rank); // different on every rank: the broadcast must fix it
+  Toy reference(/*seed=*/7);    // rank 0's initial weights
+  DataParallel ddp(model.ptr(), pg, c.options);
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::optim::SGD refOptimizer(reference->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  bool unusedGradUndefined = true;
+  for (int step = 0; step < steps; ++step) {
+    ddp.zeroGrad();
+    refOptimizer.zero_grad();
+    if (c.accumulate) {
+      {
+        auto guard = ddp.noSync();
+        rankLoss(model, globalBatch(100 + step), rank, world).backward();
+        ddp.finishGradientSynchronization(); // a no-op inside noSync()
+      }
+      referenceLoss(reference, globalBatch(100 + step), world).backward();
+    }
+    rankLoss(model, globalBatch(step), rank, world).backward();
+    ddp.finishGradientSynchronization();
+    referenceLoss(reference, globalBatch(step), world).backward();
+    if (model->unused->weight.grad().defined())
+      unusedGradUndefined = false;
+    optimizer.step();
+    refOptimizer.step();
+  }
+  double diff = maxDiff(model, reference);
+  check(diff <= c.tolerance,
+        "ddp " + c.name + ": max |param - reference| = " + number(diff), rank);
+  if (c.options.mode == DdpMode::Overlapped || c.options.mode == DdpMode::Bucketed)
+    check(ddp.bucketsLaunchedDuringBackward() > 0,
+          "ddp " + c.name + ": " + std::to_string(ddp.bucketsLaunchedDuringBackward()) + " of " +
+              std::to_string(ddp.buckets().size()) + " buckets launched from the hooks",
+          rank);
+  if (c.options.findUnusedParameters)
+    check(unusedGradUndefined, "ddp " + c.name + ": a parameter no rank used keeps grad undefined",
+          rank);
+  if (c.options.mode == DdpMode::Bucketed && c.options.autoBucketSize)
+    std::printf("ddp %s: calibrated o = %.4f ms, w = %.3f GB/s, bucket = %lld bytes\n",
+                c.name.c_str(), ddp.calibration().overheadMs, ddp.calibration().bandwidthGBs,
+                static_cast<long long>(ddp.bucketBytes()));
+}
+
+int scenarioDdp(const std::shared_ptr<ProcessGroup> &pg) {
+  std::vector<DdpCase> cases;
+  for (DdpMode mode : {DdpMode::Naive, DdpMode::Flat, DdpMode::Overlapped, DdpMode::Bucketed}) {
+    DdpCase c;
+    c.name = toString(mode);
+    c.options.mode = mode;
+    c.options.bucketSizeMb = 400.0 / (1 << 20); // 400 bytes: several buckets
+    c.options.firstBucketMb = 100.0 / (1 << 20);
+    cases.push_back(c);
+  }
+  DdpCase copyGrads = cases.back();
+  copyGrads.name = "bucketed-no-grad-view";
+  copyGrads.options.gradientAsBucketView = false;
+  cases.push_back(copyGrads);
+  DdpCase autoSize = cases[3];
+  autoSize.name = "bucketed-auto";
+  autoSize.options.autoBucketSize = true;
+  cases.push_back(autoSize);
+  DdpCase unused = cases[3];
+  unused.name = "bucketed-find-unused";
+  unused.options.findUnusedParameters = true;
+  cases.push_back(unused);
+  DdpCase accumulate = cases[3];
+  accumulate.name = "bucketed-no-sync";
+  accumulate.accumulate = true;
+  cases.push_back(accumulate);
+  DdpCase overlapAccumulate = cases[2];
+  overlapAccumulate.name = "overlapped-no-sync";
+  overlapAccumulate.accumulate = true;
+  cases.push_back(overlapAccumulate);
+  DdpCase bf16 = cases[3];
+  bf16.name = "bucketed-bf16";
+  bf16.options.hook = CommHook::Bf16;
+  bf16.tolerance = 2e-2;
+  cases.push_back(bf16);
+  for (const DdpCase &c : cases)
+    runDdpCase(pg, c);
+  return failures ? 1 : 0;
+}
+
+/// Trains `steps` steps from step `first` with ZeRO-1 or broadcast sharding.
+void trainSharded(const std::shared_ptr<ProcessGroup> &pg, Toy &model, ShardedOptimizer &shard,
+                  DataParallel *ddp, int first, int steps) {
+  for (int step = first; step < first + steps; ++step) {
+    if (ddp)
+      ddp->zeroGrad();
+    shard.zeroGrad();
+    rankLoss(model, globalBatch(step), pg->rank(), pg->size()).backward();
+    if (ddp)
+      ddp->finishGradientSynchronization();
+    shard.step();
+  }
+}
+
+torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).weight_decay(0.1); }
+
+int scenarioShard(const std::shared_ptr<ProcessGroup> &pg) {
+  int rank = pg->rank(), world = pg->size();
+  const int steps = 4;
+  for (ShardMode mode : {ShardMode::Broadcast, ShardMode::Zero1}) {
+    // Zero1 runs without DataParallel, which is what broadcasts frozen
+    // parameters and buffers: start every rank from the same seed there.
+    Toy model(mode == ShardMode::Zero1 ? 7 : 7 + rank), reference(7);
+    std::unique_ptr<DataParallel> ddp;
+    if (mode == ShardMode::Broadcast) {
+      DdpOptions options;
+      options.bucketSizeMb = 400.0 / (1 << 20);
+      ddp = std::make_unique<DataParallel>(model.ptr(), pg, options);
+    }
+    ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), mode);
+    torch::optim::AdamW refOptimizer(reference->parameters(), adamW());
+    trainSharded(pg, model, shard, ddp.get(), 0, steps);
+    for (int step = 0; step < steps; ++step) {
+      refOptimizer.zero_grad();
+      referenceLoss(reference, globalBatch(step), world).backward();
+      // Sharded training gives parameters nobody used a zero gradient (see DataParallel.h).
+      for (torch::Tensor &p : reference->parameters())
+        if (p.requires_grad() && !p.grad().defined())
+          p.mutable_grad() = torch::zeros_like(p);
+      refOptimizer.step();
+    }
+    double diff = maxDiff(model, reference);
+    check(diff <= 1e-5, std::string("shard ") + toString(mode) +
+                            ": max |param - reference| = " + number(diff), rank);
+    // Own state only: AdamW keeps two moments per owned element.
+    int64_t expected = 2 * shard.localParameterBytes();
+    int64_t held = shard.localStateBytes() - 8 * static_cast<int64_t>(
+        std::count(shard.owners().begin(), shard.owners().end(), rank)); // minus the step counters
+    check(held == expected, std::string("shard ") + toString(mode) + ": state bytes " +
+                                std::to_string(held) + " == 2 x own parameter bytes " +
+                                std::to_string(expected), rank);
+  }
+  return failures ? 1 : 0;
+}
+
+constexpr int kStepsBeforeSave = 3, kStepsAfterSave = 3;
+
+void saveParams(Toy &model, const std::string &path) {
+  std::vector<torch::Tensor> params;
+  for (const torch::Tensor &p : model->parameters())
+    params.push_back(p.detach().clone());
+  torch::save(params, path);
+}
+
+int scenarioSave(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
+                 const std::string &ref) {
+  Toy model(7);
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
+  trainSharded(pg, model, shard, nullptr, 0, kStepsBeforeSave);
+  shard.saveConsolidated(ckpt);
+  trainSharded(pg, model, shard, nullptr, kStepsBeforeSave, kStepsAfterSave);
+  if (pg->rank() == 0)
+    saveParams(model, ref);
+  pg->barrier();
+  return 0;
+}
+
+int scenarioLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
+                 const std::string &ref) {
+  // The trainable weights come from the checkpoint (these are the initial ones,
+  // three steps behind); the frozen parameter is not the optimizer's to save.
+  Toy model(7);
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
+  shard.loadConsolidated(ckpt);
+  trainSharded(pg, model, shard, nullptr, kStepsBeforeSave, kStepsAfterSave);
+  std::vector<torch::Tensor> expected;
+  torch::load(expected, ref);
+  auto params = model->parameters();
+  double worst = 0;
+  for (size_t i = 0; i < params.size(); ++i)
+    worst = std::max(worst, (params[i] - expected[i]).abs().max().item<double>());
+  check(worst <= 1e-5, "checkpoint resumed at world size " + std::to_string(pg->size()) +
+                           ": max |param - uninterrupted run| = " + number(worst),
+        pg->rank());
+  return failures ? 1 : 0;
+}
+
+int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
+  torch::Tensor t = torch::ones({16});
+  pg->wait(pg->allReduce(t), "warm-up all-reduce");
+  if (pg->rank() == 1) {
+    std::printf("rank 1 leaves without a word\n");
+    std::fflush(stdout);
+    std::_Exit(0); // as if it crashed: no goodbye to the others
+  }
+  auto start = std::chrono::steady_clock::now();
+  try {
+    for (int i = 0; i < 1000; ++i)
+      pg->wait(pg->allReduce(t), "all-reduce");
+  } catch (const DistributedError &e) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "error after %.1f s: %s\n", seconds, e.what());
+    std::fflush(stderr);
+    std::_Exit(1); // c10d's background threads must not hold us up
+  }
+  std::printf("FAIL: all-reduces with a missing rank succeeded\n");
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s ddp|shard|save CKPT REF|load CKPT REF|peer-exits\n", argv[0]);
+    return 2;
+  }
+  std::string scenario = argv[1];
+  torch::set_num_threads(1); // several ranks share the CI machine's two cores
+  ProcessGroupOptions options;
+  options.backend = BackendKind::Gloo;
+  options.timeout = std::chrono::seconds(scenario == "peer-exits" ? 10 : 60);
+  try {
+    auto pg = ProcessGroup::fromEnvironment(options);
+    if (scenario == "ddp")
+      return scenarioDdp(pg);
+    if (scenario == "shard")
+      return scenarioShard(pg);
+    if (scenario == "save" || scenario == "load")
+      gRankZeroUsesPartial = false;
+    if (scenario == "save" && argc == 4)
+      return scenarioSave(pg, argv[2], argv[3]);
+    if (scenario == "load" && argc == 4)
+      return scenarioLoad(pg, argv[2], argv[3]);
+    if (scenario == "peer-exits")
+      return scenarioPeerExits(pg);
+    std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
+    return 2;
+  } catch (const c10::Error &e) {
+    std::fprintf(stderr, "error: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
