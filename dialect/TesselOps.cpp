@@ -1,0 +1,212 @@
+//===- TesselOps.cpp - verifiers, folders and canonicalisations -----------===//
+#include "dialect/Layout.h"
+#include "dialect/TesselDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+#define GET_OP_CLASSES
+#include "dialect/TesselOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult MakeRangeOp::verify() {
+  auto type = getResult().getType();
+  int64_t length = int64_t(getEnd()) - int64_t(getStart());
+  if (type.getRank() != 1)
+    return emitOpError("result must be a 1-D tile");
+  if (length <= 0 || (length & (length - 1)) != 0)
+    return emitOpError("range length must be a positive power of two, got ") << length;
+  if (type.getDimSize(0) != length)
+    return emitOpError("result has ") << type.getDimSize(0) << " elements, the range has "
+                                      << length;
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto src = getSrc().getType();
+  auto dst = getResult().getType();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("element types differ");
+  if (src.getRank() != dst.getRank())
+    return emitOpError("operand and result must have the same rank");
+  for (int64_t d = 0; d < src.getRank(); ++d)
+    if (src.getDimSize(d) != dst.getDimSize(d) && src.getDimSize(d) != 1)
+      return emitOpError("cannot broadcast dimension ")
+             << d << " of size " << src.getDimSize(d) << " to " << dst.getDimSize(d);
+  if (src.getEncoding() != dst.getEncoding())
+    return emitOpError("operand and result must have the same layout");
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getResult().getType())
+    return getSrc();
+  return {};
+}
+
+LogicalResult ExpandDimsOp::verify() {
+  auto src = getSrc().getType();
+  auto dst = getResult().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > src.getRank())
+    return emitOpError("axis ") << axis << " out of range for a rank-" << src.getRank()
+                                << " tile";
+  SmallVector<int64_t> expected(src.getShape());
+  expected.insert(expected.begin() + axis, 1);
+  if (dst.getShape() != ArrayRef<int64_t>(expected) ||
+      src.getElementType() != dst.getElementType())
+    return emitOpError("result must be the operand with a size-1 dimension at ") << axis;
+  if (!src.getEncoding() && !dst.getEncoding())
+    return success();
+  auto slice = dyn_cast_or_null<SliceEncodingAttr>(src.getEncoding());
+  if (!slice || slice.getDim() != axis || slice.getParent() != dst.getEncoding())
+    return emitOpError("operand layout must be the result layout sliced along axis ") << axis;
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto src = getSrc().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= src.getRank())
+    return emitOpError("axis ") << axis << " out of range for a rank-" << src.getRank()
+                                << " tile";
+  Type resultType = getResult().getType();
+  if (src.getRank() == 1) {
+    if (resultType != src.getElementType())
+      return emitOpError("reducing a 1-D tile gives a scalar of its element type");
+    return success();
+  }
+  auto dst = dyn_cast<RankedTensorType>(resultType);
+  SmallVector<int64_t> expected(src.getShape());
+  expected.erase(expected.begin() + axis);
+  if (!dst || dst.getShape() != ArrayRef<int64_t>(expected) ||
+      dst.getElementType() != src.getElementType())
+    return emitOpError("result must be the operand without dimension ") << axis;
+  if (src.getEncoding() || dst.getEncoding()) {
+    auto slice = dyn_cast_or_null<SliceEncodingAttr>(dst.getEncoding());
+    if (!slice || slice.getDim() != axis || slice.getParent() != src.getEncoding())
+      return emitOpError("result layout must be the operand layout sliced along axis ")
+             << axis;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// convert_layout: folding and rematerialisation
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getResult().getType())
+    return getSrc();
+  return {};
+}
+
+namespace {
+/// Ops that produce a tile from scalars or attributes alone: recomputing them in
+/// another layout costs less than moving their elements between threads.
+bool isRematerializable(Value value, unsigned depth = 0) {
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 6 || !isa<RankedTensorType>(value.getType()))
+    return false;
+  if (isa<SplatOp, MakeRangeOp, arith::ConstantOp>(def))
+    return true;
+  if (def->hasTrait<OpTrait::Elementwise>() && def->getNumResults() == 1 &&
+      isPure(def)) {
+    for (Value operand : def->getOperands())
+      if (!isRematerializable(operand, depth + 1))
+        return false;
+    return true;
+  }
+  if (isa<BroadcastOp, ExpandDimsOp>(def))
+    return isRematerializable(def->getOperand(0), depth + 1);
+  return false;
+}
+
+struct FoldConvertOfConvert : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op, PatternRewriter &rewriter) const override {
+    auto inner = op.getSrc().getDefiningOp<ConvertLayoutOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConvertLayoutOp>(op, op.getType(), inner.getSrc());
+    return success();
+  }
+};
+
+/// convert(f(x...)) -> f(convert(x)...) for tiles computed from scalars: the converts
+/// then reach splats, ranges and constants and disappear.
+struct RematerializeInTargetLayout : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op, PatternRewriter &rewriter) const override {
+    Operation *def = op.getSrc().getDefiningOp();
+    if (!def)
+      return failure();
+    Attribute target = op.getType().getEncoding();
+    auto retype = [&](Type type) -> Type {
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        return withEncoding(tensor, target);
+      return type;
+    };
+    if (auto splat = dyn_cast<SplatOp>(def)) {
+      rewriter.replaceOpWithNewOp<SplatOp>(op, op.getType(), splat.getSrc());
+      return success();
+    }
+    if (auto range = dyn_cast<MakeRangeOp>(def)) {
+      rewriter.replaceOpWithNewOp<MakeRangeOp>(op, op.getType(), range.getStartAttr(),
+                                               range.getEndAttr());
+      return success();
+    }
+    if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!dense)
+        return failure();
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getType(),
+                                                     dense.reshape(op.getType()));
+      return success();
+    }
+    if (auto expand = dyn_cast<ExpandDimsOp>(def)) {
+      auto srcType = expand.getSrc().getType();
+      auto sliced = withEncoding(
+          srcType, SliceEncodingAttr::get(getContext(), expand.getAxis(), target));
+      Value converted = ConvertLayoutOp::create(rewriter, op.getLoc(), sliced, expand.getSrc());
+      rewriter.replaceOpWithNewOp<ExpandDimsOp>(op, op.getType(), converted,
+                                                expand.getAxisAttr());
+      return success();
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(def)) {
+      Value converted = ConvertLayoutOp::create(
+          rewriter, op.getLoc(), cast<RankedTensorType>(retype(broadcast.getSrc().getType())),
+          broadcast.getSrc());
+      rewriter.replaceOpWithNewOp<BroadcastOp>(op, op.getType(), converted);
+      return success();
+    }
+    if (!isRematerializable(op.getSrc()))
+      return failure();
+    // An elementwise op whose whole operand cone is rematerialisable.
+    IRMapping mapping;
+    for (Value operand : def->getOperands()) {
+      if (auto tensor = dyn_cast<RankedTensorType>(operand.getType()))
+        mapping.map(operand, ConvertLayoutOp::create(rewriter, op.getLoc(),
+                                                     withEncoding(tensor, target), operand)
+                                 .getResult());
+    }
+    Operation *clone = rewriter.clone(*def, mapping);
+    clone->getResult(0).setType(op.getType());
+    rewriter.replaceOp(op, clone->getResults());
+    return success();
+  }
+};
+} // namespace
+
+void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                  MLIRContext *context) {
+  patterns.add<FoldConvertOfConvert, RematerializeInTargetLayout>(context);
+}

@@ -1,0 +1,189 @@
+//===- TesselOps.td - tile operations -----------------------*- tablegen -*-===//
+#ifndef TESSEL_OPS_TD
+#define TESSEL_OPS_TD
+
+include "dialect/TesselDialect.td"
+include "dialect/TesselTypes.td"
+include "dialect/TesselAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Program coordinates
+//===----------------------------------------------------------------------===//
+
+def Tessel_ProgramIdOp : Tessel_Op<"program_id", [Pure]> {
+  let summary = "Index of this program instance along a grid axis";
+  let description = [{
+    ```mlir
+    %row = tessel.program_id 0 : i32
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+def Tessel_NumProgramsOp : Tessel_Op<"num_programs", [Pure]> {
+  let summary = "Number of program instances along a grid axis";
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Tile construction and shape
+//===----------------------------------------------------------------------===//
+
+def Tessel_MakeRangeOp : Tessel_Op<"make_range", [Pure]> {
+  let summary = "The tile [start, start + 1, ..., end - 1]";
+  let description = [{
+    ```mlir
+    %cols = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    ```
+    The length `end - start` must be a power of two and match the result's only dimension.
+  }];
+  let arguments = (ins I32Attr:$start, I32Attr:$end);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_SplatOp : Tessel_Op<"splat", [Pure,
+    TypesMatchWith<"result element type matches the scalar", "result", "src",
+                   "::llvm::cast<RankedTensorType>($_self).getElementType()">]> {
+  let summary = "A tile with every element equal to a scalar";
+  let description = [{
+    ```mlir
+    %t = tessel.splat %x : tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tessel_Elem:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($result)";
+}
+
+def Tessel_BroadcastOp : Tessel_Op<"broadcast", [Pure]> {
+  let summary = "Repeat a tile along its size-1 dimensions";
+  let description = [{
+    ```mlir
+    %b = tessel.broadcast %a : tensor<128x1xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tessel_ExpandDimsOp : Tessel_Op<"expand_dims", [Pure]> {
+  let summary = "Insert a dimension of size 1 (`x[:, None]`)";
+  let description = [{
+    ```mlir
+    %c = tessel.expand_dims %r {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    ```
+    With layouts, the operand's encoding is the `#tessel.slice` of the result's along `axis`.
+  }];
+  let arguments = (ins Tessel_Tile:$src, I32Attr:$axis);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ConvertLayoutOp : Tessel_Op<"convert_layout", [Pure, SameOperandsAndResultShape,
+                                                          SameOperandsAndResultElementType]> {
+  let summary = "Move a tile's elements to another layout";
+  let description = [{
+    Redistributes the elements between threads (through shared memory in general).
+    Canonicalisation removes conversions whose source can be recomputed cheaply in the
+    target layout.
+  }];
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Tessel_AddPtrOp : Tessel_Op<"addptr", [Pure, Elementwise, SameOperandsAndResultShape,
+    AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Offset pointers by a number of elements";
+  let description = [{
+    ```mlir
+    %p = tessel.addptr %base, %offsets : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins Tessel_PtrLike:$ptr, Tessel_IntLike:$offset);
+  let results = (outs Tessel_PtrLike:$result);
+  let assemblyFormat = "$ptr `,` $offset attr-dict `:` type($result) `,` type($offset)";
+}
+
+def Tessel_LoadOp : Tessel_Op<"load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result matches the pointee type", "ptr", "result",
+                   "::mlir::tessel::getPointeeType($_self)">,
+    TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
+                   "::mlir::tessel::getI1SameShape($_self)",
+                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">,
+    TypesMatchWith<"other matches the pointee type", "ptr", "other",
+                   "::mlir::tessel::getPointeeType($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Load a tile (or a scalar) from global memory, with an optional mask";
+  let description = [{
+    Elements whose mask is false are not read and take the value of `other`
+    (undefined without `other`).
+
+    ```mlir
+    %x = tessel.load %p, %mask, %other : tensor<128x!tessel.ptr<f32>>
+    ```
+  }];
+  let arguments = (ins Tessel_PtrLike:$ptr, Optional<Tessel_BoolLike>:$mask,
+                       Optional<Tessel_ValueLike>:$other);
+  let results = (outs Tessel_ValueLike:$result);
+  let assemblyFormat = "$ptr (`,` $mask^)? (`,` $other^)? attr-dict `:` type($ptr)";
+}
+
+def Tessel_StoreOp : Tessel_Op<"store", [
+    MemoryEffects<[MemWrite]>,
+    TypesMatchWith<"value matches the pointee type", "ptr", "value",
+                   "::mlir::tessel::getPointeeType($_self)">,
+    TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
+                   "::mlir::tessel::getI1SameShape($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Store a tile (or a scalar) to global memory, with an optional mask";
+  let description = [{
+    ```mlir
+    tessel.store %p, %x, %mask : tensor<128x!tessel.ptr<f32>>
+    ```
+  }];
+  let arguments = (ins Tessel_PtrLike:$ptr, Tessel_ValueLike:$value, Optional<Tessel_BoolLike>:$mask);
+  let assemblyFormat = "$ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def Tessel_ReduceOp : Tessel_Op<"reduce", [Pure]> {
+  let summary = "Reduce a tile along one axis with add, max or min";
+  let description = [{
+    The result drops `axis`; reducing a 1-D tile gives a scalar. Float `max`/`min`
+    propagate NaN.
+
+    ```mlir
+    %m = tessel.reduce max %x {axis = 0 : i32} : tensor<128xf32> -> f32
+    %s = tessel.reduce add %t {axis = 1 : i32} : tensor<64x128xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Tessel_ReduceKindAttr:$kind, Tessel_Tile:$src, I32Attr:$axis);
+  let results = (outs Tessel_ValueLike:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // TESSEL_OPS_TD

@@ -1,0 +1,32 @@
+//===- TesselTypes.td - pointer type and type constraints ---*- tablegen -*-===//
+#ifndef TESSEL_TYPES_TD
+#define TESSEL_TYPES_TD
+
+include "dialect/TesselDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+def Tessel_PtrType : TypeDef<Tessel_Dialect, "Ptr"> {
+  let mnemonic = "ptr";
+  let summary = "Pointer to global memory holding elements of one type";
+  let description = [{
+    A pointer into global (device) memory. Tiles of pointers (`tensor<128x!tessel.ptr<f32>>`)
+    are how a kernel addresses a block of memory: `tessel.addptr` offsets them and
+    `tessel.load`/`tessel.store` access them.
+  }];
+  let parameters = (ins "Type":$pointeeType);
+  let assemblyFormat = "`<` $pointeeType `>`";
+}
+
+def Tessel_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Tessel_Int : AnyTypeOf<[I1, I8, I16, I32, I64]>;
+def Tessel_Elem : AnyTypeOf<[Tessel_Float, Tessel_Int, Tessel_PtrType]>;
+def Tessel_Tile : RankedTensorOf<[Tessel_Elem]>;
+def Tessel_PtrTile : RankedTensorOf<[Tessel_PtrType]>;
+def Tessel_PtrLike : AnyTypeOf<[Tessel_PtrType, Tessel_PtrTile]>;
+def Tessel_IntLike : AnyTypeOf<[Tessel_Int, RankedTensorOf<[Tessel_Int]>]>;
+def Tessel_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
+def Tessel_ValueLike : AnyTypeOf<[Tessel_Elem, Tessel_Tile]>;
+def Tessel_FloatLike : AnyTypeOf<[Tessel_Float, RankedTensorOf<[Tessel_Float]>]>;
+
+#endif // TESSEL_TYPES_TD

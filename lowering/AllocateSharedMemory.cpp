@@ -1,0 +1,36 @@
+//===- AllocateSharedMemory.cpp - size the shared scratch buffer ----------===//
+#include "dialect/Layout.h"
+#include "lowering/Passes.h"
+#include "lowering/TileToLLVMUtils.h"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELALLOCATESHAREDMEMORY
+#include "lowering/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+struct TesselAllocateSharedMemoryPass
+    : public tessel::impl::TesselAllocateSharedMemoryBase<TesselAllocateSharedMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t bytes = 0;
+    bool failedToSize = false;
+    module.walk([&](Operation *op) {
+      FailureOr<int64_t> need = getScratchBytes(op);
+      if (failed(need)) {
+        failedToSize = true;
+        return;
+      }
+      bytes = std::max(bytes, *need);
+    });
+    if (failedToSize)
+      return signalPassFailure();
+    bytes = (bytes + 15) / 16 * 16;
+    module->setAttr("tessel.shared",
+                    IntegerAttr::get(IntegerType::get(&getContext(), 32), bytes));
+  }
+};
+} // namespace

@@ -1,0 +1,253 @@
+//===- MemoryToLLVM.cpp - vectorised, predicated global loads and stores --===//
+//
+// A thread's registers that are consecutive along the fastest layout dimension are
+// consecutive in memory when the pointer tile is contiguous there; AxisInfo tells how
+// many, and how aligned. Such runs become one access of up to 16 bytes. A mask (constant
+// over the run) predicates the access with inline PTX, as in Triton:
+//   mov.b32 $0, other; ...; @p ld.global.v4.b32 {$0, $1, $2, $3}, [addr];
+// so masked-off lanes never touch memory and take `other`.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/TileToLLVMUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+/// How a run of `vector` elements is moved: `words` PTX registers of `wordBits`.
+struct AccessShape {
+  unsigned vector;
+  unsigned elementBits;
+  unsigned wordBits;
+  unsigned words;
+
+  AccessShape(unsigned vector, unsigned elementBits) : vector(vector), elementBits(elementBits) {
+    unsigned bits = vector * elementBits;
+    wordBits = bits >= 32 ? std::max(32u, std::min(elementBits, 64u)) : bits;
+    words = bits / wordBits;
+  }
+  unsigned registerBits() const { return std::max(16u, wordBits); }
+  std::string ptxType() const {
+    return (wordBits == 8 ? "u8" : "b" + std::to_string(wordBits));
+  }
+  const char *constraint() const {
+    return registerBits() == 16 ? "h" : registerBits() == 32 ? "r" : "l";
+  }
+  std::string vectorSuffix() const { return words > 1 ? ".v" + std::to_string(words) : ""; }
+};
+
+/// Elements -> PTX-register-sized words (and back), through an LLVM vector bitcast.
+SmallVector<Value> packWords(OpBuilder &b, Location loc, ValueRange elements,
+                             const AccessShape &shape) {
+  Type wordType = b.getIntegerType(shape.wordBits);
+  Type regType = b.getIntegerType(shape.registerBits());
+  Type elementType = elements.front().getType();
+  Value vector = LLVM::PoisonOp::create(b, loc, VectorType::get({shape.vector}, elementType));
+  for (auto [i, element] : llvm::enumerate(elements))
+    vector = LLVM::InsertElementOp::create(b, loc, vector, element, createI32(b, loc, i));
+  Value words = LLVM::BitcastOp::create(b, loc, VectorType::get({shape.words}, wordType), vector);
+  SmallVector<Value> result;
+  for (unsigned i = 0; i < shape.words; ++i) {
+    Value word = LLVM::ExtractElementOp::create(b, loc, words, createI32(b, loc, i));
+    if (regType != wordType)
+      word = LLVM::ZExtOp::create(b, loc, regType, word);
+    result.push_back(word);
+  }
+  return result;
+}
+
+SmallVector<Value> unpackWords(OpBuilder &b, Location loc, ValueRange regs, Type elementType,
+                               const AccessShape &shape) {
+  Type wordType = b.getIntegerType(shape.wordBits);
+  Value words = LLVM::PoisonOp::create(b, loc, VectorType::get({shape.words}, wordType));
+  for (auto [i, reg] : llvm::enumerate(regs)) {
+    Value word = reg;
+    if (reg.getType() != wordType)
+      word = LLVM::TruncOp::create(b, loc, wordType, reg);
+    words = LLVM::InsertElementOp::create(b, loc, words, word, createI32(b, loc, i));
+  }
+  Value vector =
+      LLVM::BitcastOp::create(b, loc, VectorType::get({shape.vector}, elementType), words);
+  SmallVector<Value> result;
+  for (unsigned i = 0; i < shape.vector; ++i)
+    result.push_back(LLVM::ExtractElementOp::create(b, loc, vector, createI32(b, loc, i)));
+  return result;
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+}
+
+SmallVector<Value> emitLoad(OpBuilder &b, Location loc, Value ptr, Value mask,
+                            ValueRange others, Type elementType, unsigned vector) {
+  unsigned elementBits = elementType.getIntOrFloatBitWidth();
+  unsigned bytes = vector * elementBits / 8;
+  if (!mask) {
+    if (vector == 1)
+      return {LLVM::LoadOp::create(b, loc, elementType, ptr, bytes).getResult()};
+    Type vectorType = VectorType::get({vector}, elementType);
+    Value loaded = LLVM::LoadOp::create(b, loc, vectorType, ptr, bytes);
+    SmallVector<Value> result;
+    for (unsigned i = 0; i < vector; ++i)
+      result.push_back(LLVM::ExtractElementOp::create(b, loc, loaded, createI32(b, loc, i)));
+    return result;
+  }
+  AccessShape shape(vector, elementBits);
+  SmallVector<Value> otherElements(others.begin(), others.end());
+  if (otherElements.empty())
+    otherElements.assign(vector, zeroOf(b, loc, elementType));
+  SmallVector<Value> otherWords = packWords(b, loc, otherElements, shape);
+
+  std::string asmText, constraints;
+  unsigned w = shape.words;
+  for (unsigned i = 0; i < w; ++i) {
+    asmText += llvm::formatv("mov.b{0} ${1}, ${2};\n\t", shape.registerBits(), i, w + 2 + i);
+    constraints += std::string("=") + shape.constraint() + ",";
+  }
+  asmText += llvm::formatv("@${0} ld.global{1}.{2} ", w + 1, shape.vectorSuffix(), shape.ptxType());
+  asmText += w > 1 ? "{" : "";
+  for (unsigned i = 0; i < w; ++i)
+    asmText += (i ? ", $" : "$") + std::to_string(i);
+  asmText += w > 1 ? "}" : "";
+  asmText += llvm::formatv(", [ ${0} + 0 ];", w);
+  constraints += "l,b";
+  for (unsigned i = 0; i < w; ++i)
+    constraints += std::string(",") + shape.constraint();
+
+  Type regType = b.getIntegerType(shape.registerBits());
+  Type resultType = regType;
+  if (w > 1)
+    resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(w, regType));
+  SmallVector<Value> operands{ptr, mask};
+  operands.append(otherWords);
+  auto inlineAsm = LLVM::InlineAsmOp::create(
+      b, loc, resultType, operands, b.getStringAttr(asmText), b.getStringAttr(constraints),
+      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  SmallVector<Value> regs;
+  if (w == 1)
+    regs.push_back(inlineAsm.getResult(0));
+  else
+    for (unsigned i = 0; i < w; ++i)
+      regs.push_back(LLVM::ExtractValueOp::create(b, loc, inlineAsm.getResult(0), i));
+  return unpackWords(b, loc, regs, elementType, shape);
+}
+
+void emitStore(OpBuilder &b, Location loc, Value ptr, Value mask, ValueRange values,
+               unsigned vector) {
+  Type elementType = values.front().getType();
+  unsigned elementBits = elementType.getIntOrFloatBitWidth();
+  unsigned bytes = vector * elementBits / 8;
+  if (!mask) {
+    if (vector == 1) {
+      LLVM::StoreOp::create(b, loc, values.front(), ptr, bytes);
+      return;
+    }
+    Value packed = LLVM::PoisonOp::create(b, loc, VectorType::get({vector}, elementType));
+    for (auto [i, value] : llvm::enumerate(values))
+      packed = LLVM::InsertElementOp::create(b, loc, packed, value, createI32(b, loc, i));
+    LLVM::StoreOp::create(b, loc, packed, ptr, bytes);
+    return;
+  }
+  AccessShape shape(vector, elementBits);
+  SmallVector<Value> words = packWords(b, loc, values, shape);
+  unsigned w = shape.words;
+  std::string asmText =
+      llvm::formatv("@$0 st.global{0}.{1} [ $1 + 0 ], ", shape.vectorSuffix(), shape.ptxType());
+  asmText += w > 1 ? "{" : "";
+  for (unsigned i = 0; i < w; ++i)
+    asmText += (i ? ", $" : "$") + std::to_string(i + 2);
+  asmText += w > 1 ? "};" : ";";
+  std::string constraints = "b,l";
+  for (unsigned i = 0; i < w; ++i)
+    constraints += std::string(",") + shape.constraint();
+  SmallVector<Value> operands{mask, ptr};
+  operands.append(words);
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), operands, b.getStringAttr(asmText), b.getStringAttr(constraints),
+      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+}
+
+/// Elements per access for a tile access (1 for scalars).
+unsigned accessWidth(const AxisInfoAnalysis &axisInfo, Value ptr, Value mask, Type elementType) {
+  auto tile = dyn_cast<RankedTensorType>(ptr.getType());
+  if (!tile)
+    return 1;
+  TileLayout layout = *TileLayout::get(tile);
+  unsigned fast = layout.getOrder().front();
+  unsigned run = std::min<int64_t>(
+      {layout.getRoot().getSizePerThread()[layout.getRootDim(fast)],
+       layout.getRegistersAlong(fast), layout.getDimSize(fast)});
+  return getAccessVectorWidth(axisInfo, ptr, mask, fast, run,
+                              elementType.getIntOrFloatBitWidth() / 8);
+}
+
+LogicalResult checkElementType(Operation *op, Type elementType) {
+  if (elementType.getIntOrFloatBitWidth() < 8)
+    return op->emitError("memory access of ")
+           << elementType << " elements is not supported; use i8 (e.g. `*i8`) for booleans";
+  return success();
+}
+
+struct LoadLowering : OpConversionPattern<LoadOp> {
+  LoadLowering(const TypeConverter &converter, MLIRContext *ctx, const AxisInfoAnalysis &info)
+      : OpConversionPattern(converter, ctx), axisInfo(info) {}
+
+  LogicalResult matchAndRewrite(LoadOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Type elementType = getElementTypeOrSelf(op.getType());
+    if (failed(checkElementType(op, elementType)))
+      return failure();
+    unsigned vector = accessWidth(axisInfo, op.getPtr(), op.getMask(), elementType);
+    ValueRange ptrs = adaptor.getPtr();
+    ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
+    ValueRange others = op.getOther() ? adaptor.getOther() : ValueRange();
+    SmallVector<Value> results;
+    for (unsigned i = 0, e = ptrs.size(); i < e; i += vector) {
+      ValueRange runOthers = others.empty() ? ValueRange() : others.slice(i, vector);
+      auto loaded = emitLoad(rewriter, op.getLoc(), ptrs[i], masks.empty() ? Value() : masks[i],
+                             runOthers, elementType, vector);
+      results.append(loaded);
+    }
+    rewriter.replaceOpWithMultiple(op, {results});
+    return success();
+  }
+  const AxisInfoAnalysis &axisInfo;
+};
+
+struct StoreLowering : OpConversionPattern<StoreOp> {
+  StoreLowering(const TypeConverter &converter, MLIRContext *ctx, const AxisInfoAnalysis &info)
+      : OpConversionPattern(converter, ctx), axisInfo(info) {}
+
+  LogicalResult matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Type elementType = getElementTypeOrSelf(op.getValue().getType());
+    if (failed(checkElementType(op, elementType)))
+      return failure();
+    unsigned vector = accessWidth(axisInfo, op.getPtr(), op.getMask(), elementType);
+    ValueRange ptrs = adaptor.getPtr();
+    ValueRange values = adaptor.getValue();
+    ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
+    for (unsigned i = 0, e = ptrs.size(); i < e; i += vector)
+      emitStore(rewriter, op.getLoc(), ptrs[i], masks.empty() ? Value() : masks[i],
+                values.slice(i, vector), vector);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  const AxisInfoAnalysis &axisInfo;
+};
+} // namespace
+
+void mlir::tessel::populateMemoryToLLVMPatterns(const TypeConverter &converter,
+                                                RewritePatternSet &patterns,
+                                                const AxisInfoAnalysis &axisInfo) {
+  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext(), axisInfo);
+}

@@ -1,0 +1,47 @@
+//===- Passes.h - lowering passes and the pipeline to PTX -----------------===//
+#ifndef TESSEL_LOWERING_PASSES_H
+#define TESSEL_LOWERING_PASSES_H
+
+#include "dialect/TesselDialect.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::tessel {
+
+#define GEN_PASS_DECL
+#include "lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/Passes.h.inc"
+
+/// Options of the whole lowering, from tile IR to LLVM dialect.
+struct LoweringOptions {
+  /// 0: take the module's `tessel.num_warps` (4 if absent).
+  unsigned numWarps = 0;
+};
+
+/// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.
+void buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOptions &options);
+
+/// Registers `tessel-lower-to-llvm` (the pipeline above) for tessel-opt.
+void registerTesselPipelines();
+
+/// Target of PTX emission.
+struct PTXOptions {
+  std::string arch = "sm_90"; // sm_80, sm_90, sm_90a
+  unsigned optLevel = 3;
+};
+
+/// Translates an LLVM-dialect module to LLVM IR, optimises it and emits PTX with
+/// LLVM's NVPTX back end, in process. `llvmIR`, when given, receives the optimised IR.
+FailureOr<std::string> emitPTX(ModuleOp module, const PTXOptions &options,
+                               std::string *llvmIR = nullptr);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_LOWERING_PASSES_H

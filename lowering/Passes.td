@@ -1,0 +1,61 @@
+//===- Passes.td - the lowering passes of Tessel -------------*- tablegen -*-===//
+#ifndef TESSEL_LOWERING_PASSES_TD
+#define TESSEL_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
+  let summary = "Give every tile a layout encoding (which thread holds which element)";
+  let description = [{
+    Every tile type gets a `#tessel.blocked` layout or a `#tessel.slice` of one. Values
+    tied together by an op (elementwise operands and results, loop-carried values, `if`
+    results) share one layout; reductions and `expand_dims` relate a rank-r layout to a
+    slice of a rank-(r+1) one. Layouts of each rank default to a blocked layout with
+    16-byte runs per thread along the fastest dimension, so loads and stores vectorise.
+    Where two constraints disagree a `tessel.convert_layout` is inserted;
+    canonicalisation then recomputes cheap producers in the wanted layout instead.
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "unsigned", /*default=*/"0",
+           "Warps per program (0: take the module's tessel.num_warps, else 4)">,
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
+def TesselAllocateSharedMemory : Pass<"tessel-allocate-shared-memory", "ModuleOp"> {
+  let summary = "Size the shared-memory scratch used by reductions and layout conversions";
+  let description = [{
+    Cross-warp reductions and layout conversions exchange values through shared memory.
+    They run one after another with a barrier after each, so they share one scratch
+    buffer at offset 0; its size (the largest need) is recorded as the module attribute
+    `tessel.shared` (bytes) and becomes the launch's dynamic shared memory.
+  }];
+}
+
+def ConvertTesselToLLVM : Pass<"convert-tessel-to-llvm", "ModuleOp"> {
+  let summary = "Distribute tiles over threads and lower tessel ops to LLVM/NVVM";
+  let description = [{
+    Each tile becomes the registers one thread holds (a 1:N type conversion), so
+    elementwise `arith`/`math` on tiles become scalar ops and `scf` loops carry registers.
+    Loads and stores become (predicated) vector accesses as wide as alignment and
+    contiguity allow, up to 16 bytes; reductions combine within a thread, across lanes with
+    `shfl.sync.bfly`, and across warps through shared memory. `exp`, `exp2`, `log`,
+    `log2` and `rsqrt` use the approximate SFU instructions (`ex2.approx.f32` etc.), as
+    Triton does. Scalar `arith`, `math`, `scf`, `cf` and `func` are left for MLIR's own
+    conversions.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
+def TesselMarkKernelEntries : Pass<"tessel-mark-kernel-entries", "ModuleOp"> {
+  let summary = "Turn `tessel.kernel` LLVM functions into PTX entry points";
+  let description = [{
+    Runs after `convert-func-to-llvm`: functions marked `tessel.kernel` get `nvvm.kernel`
+    (a `.entry`) and `nvvm.reqntid` (`num_warps * 32` threads), which lets the back end
+    budget registers for the real block size.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
+#endif // TESSEL_LOWERING_PASSES_TD

@@ -1,0 +1,61 @@
+//===- TileToLLVMUtils.h - shared pieces of the tile -> LLVM lowering -----===//
+#ifndef TESSEL_LOWERING_TILETOLLVMUTILS_H
+#define TESSEL_LOWERING_TILETOLLVMUTILS_H
+
+#include "dialect/Layout.h"
+#include "lowering/AxisInfo.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tessel {
+
+/// Name of the dynamic shared-memory array every kernel's scratch lives in.
+inline constexpr llvm::StringLiteral kSharedMemoryName = "tessel_smem";
+
+/// Bytes one element of a tile takes in shared memory (i1: 1, pointers: 8).
+int64_t getScratchElementBytes(Type elementType);
+/// Shared-memory scratch `op` needs when lowered (0 for most ops).
+FailureOr<int64_t> getScratchBytes(Operation *op);
+
+/// Threads that hold distinct elements along tile dimension `dim` within a warp, and
+/// warps that do (the rest hold copies).
+unsigned getDistinctLanes(const TileLayout &layout, unsigned dim);
+unsigned getDistinctWarps(const TileLayout &layout, unsigned dim);
+
+Value createI32(OpBuilder &b, Location loc, int64_t value);
+
+struct ThreadIndex {
+  Value lane;
+  Value warp;
+};
+ThreadIndex getThreadIndex(OpBuilder &b, Location loc);
+
+/// Coordinates (i32, one per dimension) of every register of `layout` in this thread.
+SmallVector<SmallVector<Value>> getCoordinates(OpBuilder &b, Location loc,
+                                               const TileLayout &layout,
+                                               const ThreadIndex &thread);
+/// Row-major linear index of `coords` in a tile of `shape`.
+Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> coords, ArrayRef<int64_t> shape);
+
+/// Base address (addrspace 3) of the kernel's shared scratch.
+Value getSharedMemoryBase(OpBuilder &b, Location loc);
+void createBarrier(OpBuilder &b, Location loc);
+
+/// Butterfly shuffle of any 16-, 32- or 64-bit scalar across lanes.
+Value shuffleXor(OpBuilder &b, Location loc, Value value, unsigned laneMask);
+
+/// Tile type -> the scalar type of one register (pointers become !llvm.ptr<1>).
+Type convertElementType(Type elementType);
+
+void populateElementwiseToLLVMPatterns(const TypeConverter &converter,
+                                       RewritePatternSet &patterns);
+void populateMemoryToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns,
+                                  const AxisInfoAnalysis &axisInfo);
+void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateConvertLayoutToLLVMPatterns(const TypeConverter &converter,
+                                         RewritePatternSet &patterns);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_LOWERING_TILETOLLVMUTILS_H
