@@ -1,0 +1,203 @@
+//===- frontend/Gen.h - the MLIRGen generator (private to frontend/) -------===//
+//
+// One Generator instance generates one kernel specialisation. Its methods are
+// split by concern: GenValue.cpp (values, casts, broadcasting), GenTyping.cpp
+// (type names and promotion rules), GenExpr.cpp (operators, indexing),
+// GenBuiltins.cpp (calls), GenStmt.cpp (statements, control flow),
+// MLIRGen.cpp (the kernel function and the module).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_FRONTEND_GEN_H
+#define TESSEL_FRONTEND_GEN_H
+
+#include "frontend/AST.h"
+#include "frontend/Config.h"
+#include "frontend/ConstEval.h"
+#include "frontend/Diagnostics.h"
+
+#include "dialect/TesselDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::frontend {
+
+/// A value during generation: a compile-time constant, an SSA value (scalar
+/// or tile), a tuple, or poison (the result of an expression that already
+/// reported an error; operations on poison are silent, so errors don't cascade).
+struct GenValue {
+  enum class Kind { Poison, Const, Runtime, Tuple };
+  Kind kind = Kind::Poison;
+  ConstValue cst;
+  mlir::Value value;
+  std::vector<GenValue> elems;
+
+  static GenValue poison() { return GenValue(); }
+  static GenValue ofConst(ConstValue c) {
+    GenValue v;
+    v.kind = Kind::Const;
+    v.cst = std::move(c);
+    return v;
+  }
+  static GenValue ofValue(mlir::Value value) {
+    GenValue v;
+    v.kind = value ? Kind::Runtime : Kind::Poison;
+    v.value = value;
+    return v;
+  }
+  static GenValue ofTuple(std::vector<GenValue> elems) {
+    GenValue v;
+    v.kind = Kind::Tuple;
+    v.elems = std::move(elems);
+    return v;
+  }
+  bool isPoison() const { return kind == Kind::Poison; }
+  bool isConst() const { return kind == Kind::Const; }
+  bool isRuntime() const { return kind == Kind::Runtime; }
+  bool isTuple() const { return kind == Kind::Tuple; }
+  /// Runtime only.
+  mlir::Type type() const { return value.getType(); }
+  /// Same value (same SSA value or equal constant).
+  bool sameAs(const GenValue &other) const;
+};
+
+/// The variables of one function body being generated (kernel or inlined @func).
+struct Scope {
+  const ast::Function *function = nullptr;
+  std::map<std::string, GenValue> vars;
+  /// Where each variable was last assigned (for notes).
+  std::map<std::string, SourceRange> defs;
+  /// Set by `return` in a @func.
+  std::optional<GenValue> returnValue;
+  bool returned = false;
+  /// Nesting of dynamic control flow (scf.for / scf.if) inside this function.
+  unsigned dynamicDepth = 0;
+  /// Where this @func was called from (for notes).
+  SourceRange callSite;
+};
+
+class Generator {
+public:
+  Generator(mlir::MLIRContext &context, const ast::Module &module, const Specialization &spec,
+            DiagnosticEngine &diags);
+
+  mlir::OwningOpRef<mlir::ModuleOp> generate(const ast::Function &kernel);
+
+  //===--- Errors and locations (MLIRGen.cpp) ------------------------------===//
+  /// Reports an error (with notes for the @func call chain); returns poison.
+  GenValue error(SourceRange range, const std::string &message);
+  Diagnostic &report(SourceRange range, const std::string &message);
+  mlir::Location loc(SourceRange range);
+  /// The location of the expression being generated.
+  mlir::Location curLoc() const { return curLoc_; }
+
+  //===--- Types (GenTyping.cpp) -------------------------------------------===//
+  mlir::Type dtypeToType(DType dtype);
+  std::optional<DType> typeToDType(mlir::Type elem);
+  static bool isFloatElem(mlir::Type elem);
+  static bool isIntElem(mlir::Type elem);
+  static bool isPtrElem(mlir::Type elem);
+  static bool isBoolElem(mlir::Type elem);
+  static mlir::Type elemOf(mlir::Type type);
+  static llvm::ArrayRef<int64_t> shapeOf(mlir::Type type);
+  /// "i32", "*f32", "tile<128x64xf32>", "tile<128x*f32>".
+  static std::string typeName(mlir::Type type);
+  /// "tile<128x64>" / "scalar".
+  static std::string shapeName(llvm::ArrayRef<int64_t> shape);
+  /// A description of any value for messages.
+  std::string describe(const GenValue &v);
+  /// The element type two operands are converted to before an elementwise op
+  /// (Python/Triton rules; see docs/language.md, "Typing"). Null when none.
+  mlir::Type commonElemType(const GenValue &a, const GenValue &b);
+  /// The type a constant gets when it must become a runtime value on its own.
+  mlir::Type defaultType(const ConstValue &c);
+  /// numpy broadcasting of two shapes; nullopt when incompatible.
+  static std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                                   llvm::ArrayRef<int64_t> b);
+
+  //===--- Values (GenValue.cpp) -------------------------------------------===//
+  /// A scalar arith.constant of `elem` type.
+  mlir::Value constantScalar(const ConstValue &c, mlir::Type elem);
+  /// A constant of `type` (a scalar, or a splat tile).
+  mlir::Value constantOf(const ConstValue &c, mlir::Type type);
+  /// A runtime value: constants get their default type.
+  mlir::Value materialize(const GenValue &v, SourceRange range);
+  /// Converts the element type (extsi/trunci/sitofp/fptosi/extf/truncf/...).
+  /// Null (after an error) for pointer conversions.
+  mlir::Value castElem(mlir::Value v, mlir::Type elem, SourceRange range);
+  /// A value of element type `elem` from a constant or runtime value.
+  mlir::Value toElemType(const GenValue &v, mlir::Type elem, SourceRange range);
+  /// Broadcasts (splat / expand_dims / broadcast) to `shape`; the shapes must be
+  /// broadcast-compatible.
+  mlir::Value broadcastTo(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// Broadcasts several values to their common shape; false after a
+  /// "shape mismatch" error.
+  bool broadcastTogether(llvm::MutableArrayRef<mlir::Value> values, SourceRange range);
+
+  //===--- Expressions (GenExpr.cpp) ---------------------------------------===//
+  GenValue genExpr(const ast::Expr &expr);
+  GenValue genName(const ast::Expr &expr);
+  GenValue genUnary(ast::OpKind op, const GenValue &x, SourceRange range);
+  GenValue genBinary(ast::OpKind op, const GenValue &a, const GenValue &b, SourceRange range);
+  GenValue genBoolOp(const ast::Expr &expr);
+  GenValue genTernary(const ast::Expr &expr);
+  GenValue genSubscript(const ast::Expr &expr);
+  GenValue genAttribute(const ast::Expr &expr);
+  /// `x.to(dtype)`.
+  GenValue genCast(const GenValue &x, DType dtype, SourceRange range);
+  /// A compile-time value needed by `what`: reports "expected a constexpr" otherwise.
+  std::optional<ConstValue> requireConst(const GenValue &v, SourceRange range,
+                                         const std::string &what);
+  /// A constexpr int (e.g. an axis or a bound).
+  std::optional<int64_t> requireConstInt(const GenValue &v, SourceRange range,
+                                         const std::string &what);
+
+  //===--- Calls (GenBuiltins.cpp) -----------------------------------------===//
+  GenValue genCall(const ast::Expr &expr);
+  GenValue genMethodCall(const ast::Expr &expr);
+  GenValue callFunc(const ast::Function &fn, const ast::Expr &call);
+  static bool isBuiltinName(const std::string &name);
+
+  //===--- Statements (GenStmt.cpp) ----------------------------------------===//
+  void genBlock(const std::vector<ast::StmtPtr> &body);
+  void genStmt(const ast::Stmt &stmt);
+  void genAssign(const ast::Stmt &stmt);
+  void genIf(const ast::Stmt &stmt);
+  void genDynamicIf(const ast::Stmt &stmt, mlir::Value cond);
+  void genFor(const ast::Stmt &stmt);
+  void genReturn(const ast::Stmt &stmt);
+  void bind(const std::string &name, GenValue value, SourceRange range);
+
+  mlir::MLIRContext &ctx;
+  mlir::OpBuilder b;
+  const ast::Module &module;
+  const Specialization &spec;
+  DiagnosticEngine &diags;
+  mlir::StringAttr fileName;
+  Scope *scope = nullptr;
+  std::vector<Scope *> callStack;
+  mlir::Location curLoc_;
+};
+
+/// Sets the generator's current location for the lifetime of the guard.
+class LocGuard {
+public:
+  LocGuard(Generator &gen, SourceRange range) : gen_(gen), saved_(gen.curLoc_) {
+    gen.curLoc_ = gen.loc(range);
+  }
+  ~LocGuard() { gen_.curLoc_ = saved_; }
+
+private:
+  Generator &gen_;
+  mlir::Location saved_;
+};
+
+} // namespace tessel::frontend
+
+#endif // TESSEL_FRONTEND_GEN_H

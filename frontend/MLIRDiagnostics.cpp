@@ -1,0 +1,62 @@
+//===- frontend/MLIRDiagnostics.cpp - MLIR diagnostics as source diagnostics ===//
+#include "frontend/MLIRDiagnostics.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace tessel::frontend {
+
+static std::optional<mlir::FileLineColLoc> findFileLoc(mlir::Location loc, unsigned depth = 0) {
+  if (depth > 32)
+    return std::nullopt;
+  if (auto fl = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+    return fl;
+  if (auto nl = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return findFileLoc(nl.getChildLoc(), depth + 1);
+  if (auto cs = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
+    return findFileLoc(cs.getCallee(), depth + 1);
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location l : fused.getLocations())
+      if (auto fl = findFileLoc(l, depth + 1))
+        return fl;
+  return std::nullopt;
+}
+
+std::optional<SourceRange> sourceRangeOf(mlir::Location loc, const SourceFile &file) {
+  auto fl = findFileLoc(loc);
+  if (!fl || fl->getFilename().getValue() != file.name() || fl->getLine() == 0)
+    return std::nullopt;
+  SourceLoc begin = file.locFor(fl->getLine(), fl->getColumn());
+  std::string_view line = file.lineText(begin.line);
+  size_t col = begin.col - 1, end = col;
+  auto isWord = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
+  };
+  while (end < line.size() && isWord(line[end]))
+    ++end;
+  if (end == col)
+    end = col + 1;
+  SourceLoc last{uint32_t(begin.offset + (end - col)), begin.line, uint32_t(end + 1)};
+  return SourceRange(begin, last);
+}
+
+SourceDiagnosticHandler::SourceDiagnosticHandler(mlir::MLIRContext *context,
+                                                 DiagnosticEngine &diags)
+    : mlir::ScopedDiagnosticHandler(context), diags_(diags) {
+  setHandler([this](mlir::Diagnostic &diag) { handle(diag); });
+}
+
+void SourceDiagnosticHandler::handle(mlir::Diagnostic &diag) {
+  if (diag.getSeverity() == mlir::DiagnosticSeverity::Remark)
+    return;
+  SourceRange range = sourceRangeOf(diag.getLocation(), diags_.file()).value_or(SourceRange());
+  std::string message = diag.str();
+  Diagnostic &d = diag.getSeverity() == mlir::DiagnosticSeverity::Warning
+                      ? diags_.warning(range, message)
+                      : diags_.error(range, message);
+  for (const mlir::Diagnostic &n : diag.getNotes())
+    DiagnosticEngine::note(d, sourceRangeOf(n.getLocation(), diags_.file()).value_or(SourceRange()),
+                           n.str());
+}
+
+} // namespace tessel::frontend

@@ -1,0 +1,185 @@
+//===- tools/tesselc/Options.cpp - tesselc's command line ------------------===//
+#include "tools/tesselc/Options.h"
+
+#include "llvm/Config/llvm-config.h"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace tessel::tesselc {
+
+const char *helpText() {
+  return R"(OVERVIEW: tesselc - the Tessel kernel compiler
+
+USAGE: tesselc [options] FILE.tsl
+
+Compiles every @kernel of FILE.tsl, for each configuration (@autotune configs,
+or one from the constexpr defaults and -D values), into two variants (generic,
+and specialised for 16-byte-aligned pointers and integer parameters that are
+multiples of 16), and writes them to a package (FILE.tslpkg by default).
+
+OPTIONS:
+  -o FILE              Output file (package, or the --emit stage; '-' = stdout)
+  --emit=STAGE         Print one stage instead of writing a package:
+                         ast           the syntax tree
+                         tessel        the tessel dialect (frontend output)
+                         llvm-dialect  after the lowering (LLVM + NVVM dialects)
+                         llvm          the optimised LLVM IR
+                         ptx           the PTX
+  --config N           With --emit: the configuration to show (default 0)
+  --specialize         With --emit: the variant specialised for divisibility by 16
+  --arch ARCH          sm_80, sm_90 or sm_90a (default sm_90)
+  -D NAME=VALUE        Set a constexpr (int, float, True/False or a dtype such as
+                       bf16); overrides defaults and every @autotune config
+  --kernel NAME        Compile only this kernel (repeatable; default: all)
+  --num-warps N        num_warps of kernels without @autotune (default 4)
+  --json               Print a machine-readable summary on stdout
+  --help               Show this help
+  --version            Show the version
+)";
+}
+
+std::string versionText() {
+  return std::string("tesselc 0.1.0 (LLVM ") + LLVM_VERSION_STRING + ")";
+}
+
+static bool fail(const std::string &message) {
+  std::cerr << "tesselc: error: " << message << "\n";
+  return false;
+}
+
+static bool parseDefine(const std::string &text, Options &opts) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return fail("-D expects NAME=VALUE, got '" + text + "'");
+  std::string name = text.substr(0, eq);
+  auto value = frontend::parseConstValue(text.substr(eq + 1));
+  if (!value)
+    return fail("-D " + name + ": '" + text.substr(eq + 1) +
+                "' is not an int, a float, True/False or a dtype");
+  for (auto &kv : opts.defines)
+    if (kv.first == name) {
+      kv.second = *value;
+      return true;
+    }
+  opts.defines.emplace_back(name, *value);
+  return true;
+}
+
+static bool parseEmit(const std::string &v, Options &opts) {
+  if (v == "ast") opts.emit = Emit::AST;
+  else if (v == "tessel") opts.emit = Emit::Tessel;
+  else if (v == "llvm-dialect") opts.emit = Emit::LLVMDialect;
+  else if (v == "llvm") opts.emit = Emit::LLVM;
+  else if (v == "ptx") opts.emit = Emit::PTX;
+  else if (v == "package") opts.emit = Emit::Package;
+  else
+    return fail("unknown --emit stage '" + v + "' (expected ast, tessel, llvm-dialect, llvm or ptx)");
+  return true;
+}
+
+static bool parseUnsigned(const std::string &flag, const std::string &v, unsigned &out) {
+  char *end = nullptr;
+  unsigned long n = std::strtoul(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n > 1024)
+    return fail(flag + " expects a number, got '" + v + "'");
+  out = unsigned(n);
+  return true;
+}
+
+std::optional<Options> parseOptions(int argc, char **argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    // Options with a value accept "--opt=V", "--opt V" (and "-DV", "-oV").
+    auto value = [&](const std::string &flag, std::string &out) -> bool {
+      if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0) {
+        out = a.substr(flag.size() + 1);
+        return true;
+      }
+      if (a == flag) {
+        if (i + 1 >= argc)
+          return fail(flag + " expects a value");
+        out = argv[++i];
+        return true;
+      }
+      return false;
+    };
+    auto is = [&](const std::string &flag) {
+      return a == flag || a.compare(0, flag.size() + 1, flag + "=") == 0;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h" || a == "-help") {
+      opts.help = true;
+    } else if (a == "--version") {
+      opts.version = true;
+    } else if (a == "--json") {
+      opts.json = true;
+    } else if (a == "--specialize") {
+      opts.specialize = true;
+    } else if (a == "-o") {
+      if (i + 1 >= argc) {
+        fail("-o expects a file name");
+        return std::nullopt;
+      }
+      opts.output = argv[++i];
+    } else if (a.size() > 2 && a.compare(0, 2, "-o") == 0 && a[2] != '-') {
+      opts.output = a.substr(2);
+    } else if (a == "-D") {
+      if (i + 1 >= argc) {
+        fail("-D expects NAME=VALUE");
+        return std::nullopt;
+      }
+      if (!parseDefine(argv[++i], opts))
+        return std::nullopt;
+    } else if (a.size() > 2 && a.compare(0, 2, "-D") == 0) {
+      if (!parseDefine(a.substr(2), opts))
+        return std::nullopt;
+    } else if (is("--emit")) {
+      if (!value("--emit", v) || !parseEmit(v, opts))
+        return std::nullopt;
+    } else if (is("--arch")) {
+      if (!value("--arch", v))
+        return std::nullopt;
+      if (v != "sm_80" && v != "sm_90" && v != "sm_90a") {
+        fail("unsupported --arch '" + v + "' (expected sm_80, sm_90 or sm_90a)");
+        return std::nullopt;
+      }
+      opts.arch = v;
+    } else if (is("--kernel")) {
+      if (!value("--kernel", v))
+        return std::nullopt;
+      opts.kernels.push_back(v);
+    } else if (is("--num-warps")) {
+      unsigned n = 0;
+      if (!value("--num-warps", v) || !parseUnsigned("--num-warps", v, n))
+        return std::nullopt;
+      if (n == 0 || n > 32 || (n & (n - 1))) {
+        fail("--num-warps must be 1, 2, 4, 8, 16 or 32");
+        return std::nullopt;
+      }
+      opts.numWarps = n;
+    } else if (is("--config")) {
+      unsigned n = 0;
+      if (!value("--config", v) || !parseUnsigned("--config", v, n))
+        return std::nullopt;
+      opts.config = n;
+    } else if (a.size() > 1 && a[0] == '-' && a != "-") {
+      fail("unknown option '" + a + "' (see --help)");
+      return std::nullopt;
+    } else {
+      if (!opts.input.empty()) {
+        fail("more than one input file ('" + opts.input + "' and '" + a + "')");
+        return std::nullopt;
+      }
+      opts.input = a;
+    }
+  }
+  if (!opts.help && !opts.version && opts.input.empty()) {
+    fail("no input file (usage: tesselc [options] FILE.tsl; see --help)");
+    return std::nullopt;
+  }
+  return opts;
+}
+
+} // namespace tessel::tesselc
