@@ -1,0 +1,289 @@
+//===- KernelTests.cpp - every kernel of kernels/ on the GPU vs the host --===//
+//
+// Fresh random inputs every run (the seed is printed on failure), sizes that are not
+// multiples of the tile, 1-element edges, all storage dtypes. Outputs are poisoned with
+// NaN before the launch: every element must be written, and a guard region after the
+// last element must stay untouched (masked stores). Skipped without a GPU or packages.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+using namespace tessel;
+
+namespace {
+
+constexpr int64_t kGuard = 64; // elements after the end that must stay untouched
+
+enum class Storage { F32, BF16, F16 };
+const char *name(Storage s) { return s == Storage::F32 ? "f32" : s == Storage::BF16 ? "bf16" : "f16"; }
+size_t bytesOf(Storage s) { return s == Storage::F32 ? 4 : 2; }
+
+float bf16ToFloat(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &word, 4);
+  return f;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float value;
+  if (exponent == 0)
+    value = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    value = mantissa ? NAN : INFINITY;
+  else
+    value = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
+  return sign ? -value : value;
+}
+
+/// A host array in one storage dtype, plus the guard region.
+struct HostArray {
+  Storage storage;
+  int64_t size;
+  std::vector<uint8_t> bytes;
+
+  HostArray(Storage storage, int64_t size)
+      : storage(storage), size(size), bytes((size + kGuard) * bytesOf(storage), 0) {}
+  size_t byteSize() const { return bytes.size(); }
+  float get(int64_t i) const {
+    if (storage == Storage::F32) {
+      float f;
+      std::memcpy(&f, &bytes[i * 4], 4);
+      return f;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, &bytes[i * 2], 2);
+    return storage == Storage::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
+  }
+  void set(int64_t i, float value) {
+    if (storage == Storage::F32) {
+      std::memcpy(&bytes[i * 4], &value, 4);
+      return;
+    }
+    uint16_t bits = storage == Storage::BF16 ? floatToBFloat16Bits(value) : floatToHalfBits(value);
+    std::memcpy(&bytes[i * 2], &bits, 2);
+  }
+  void poison() { std::fill(bytes.begin(), bytes.end(), 0xFF); } // NaN in every dtype
+  bool guardIntact() const {
+    for (size_t i = size * bytesOf(storage); i < bytes.size(); ++i)
+      if (bytes[i] != 0xFF)
+        return false;
+    return true;
+  }
+};
+
+class DeviceArray {
+public:
+  explicit DeviceArray(const HostArray &host) : driver_(Driver::get()), bytes_(host.byteSize()) {
+    driver_.check(driver_.memAlloc(&address_, bytes_), "cuMemAlloc");
+    upload(host);
+  }
+  ~DeviceArray() { driver_.memFree(address_); }
+  DeviceArray(const DeviceArray &) = delete;
+  DeviceArray &operator=(const DeviceArray &) = delete;
+  void upload(const HostArray &host) {
+    driver_.check(driver_.memcpyHtoD(address_, host.bytes.data(), bytes_), "cuMemcpyHtoD");
+  }
+  void download(HostArray &host) const {
+    driver_.check(driver_.ctxSynchronize(), "cuCtxSynchronize");
+    driver_.check(driver_.memcpyDtoH(host.bytes.data(), address_, bytes_), "cuMemcpyDtoH");
+  }
+  void *pointer() const { return reinterpret_cast<void *>(address_); }
+
+private:
+  Driver &driver_;
+  size_t bytes_;
+  CUdeviceptr address_ = 0;
+};
+
+/// Relative tolerance of the storage dtype's output rounding (plus approximate exp).
+double tolerance(Storage s) { return s == Storage::F32 ? 2e-5 : s == Storage::BF16 ? 1e-2 : 2e-3; }
+
+class KernelTest : public ::testing::TestWithParam<Storage> {
+protected:
+  void SetUp() override {
+    if (!Driver::isAvailable())
+      GTEST_SKIP() << "no GPU: " << Driver::unavailableReason();
+    if (std::string(TESSEL_KERNEL_PACKAGE_DIR).empty())
+      GTEST_SKIP() << "no kernel packages (build with the compiler or TESSEL_PACKAGE_DIR)";
+    Driver::get().ensureCurrent(0);
+    seed = std::random_device{}();
+    rng.seed(seed);
+  }
+
+  Kernel load(const std::string &kernel) {
+    std::string path = std::string(TESSEL_KERNEL_PACKAGE_DIR) + "/" + kernel + "_" +
+                       name(GetParam()) + ".tslpkg";
+    package = Package::load(path);
+    return Kernel::load(package, kernel);
+  }
+
+  HostArray random(int64_t n, float scale) {
+    HostArray array(GetParam(), n);
+    std::normal_distribution<float> normal(0.f, scale);
+    for (int64_t i = 0; i < n; ++i)
+      array.set(i, normal(rng));
+    return array;
+  }
+
+  /// Compares out[0, n) with the reference and checks the guard.
+  void expectClose(const HostArray &out, const std::vector<double> &ref) {
+    double tol = tolerance(GetParam());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < out.size; ++i) {
+      double got = out.get(i);
+      if (!(std::abs(got - ref[i]) <= tol * std::abs(ref[i]) + tol * 1e-2)) {
+        if (bad++ < 5)
+          ADD_FAILURE() << "element " << i << ": got " << got << ", expected " << ref[i]
+                        << " (seed " << seed << ")";
+      }
+    }
+    EXPECT_EQ(bad, 0) << "mismatches out of " << out.size << " (seed " << seed << ")";
+    EXPECT_TRUE(out.guardIntact()) << "a masked store wrote past the end";
+  }
+
+  Package package;
+  unsigned seed = 0;
+  std::mt19937 rng;
+};
+
+int64_t constexprOf(const Variant &variant, const char *key) {
+  for (auto &[name, value] : variant.constexprs)
+    if (name == key)
+      return value.asInt();
+  return -1;
+}
+
+/// The softmax configuration with the smallest BLOCK that holds a row.
+int softmaxConfigFor(const Kernel &kernel, int64_t cols) {
+  int best = -1;
+  int64_t bestBlock = 0;
+  for (const Variant &variant : kernel.info().variants) {
+    int64_t block = constexprOf(variant, "BLOCK");
+    if (block >= cols && (best < 0 || block < bestBlock)) {
+      best = variant.config;
+      bestBlock = block;
+    }
+  }
+  return best;
+}
+
+TEST_P(KernelTest, Softmax) {
+  Kernel kernel = load("softmax");
+  struct Shape { int64_t rows, cols, pad; };
+  for (Shape shape : {Shape{1, 1, 0}, Shape{3, 17, 0}, Shape{4, 255, 1}, Shape{5, 1000, 0},
+                      Shape{2, 1024, 0}, Shape{3, 1025, 7}, Shape{2, 4099, 0},
+                      Shape{64, 4096, 16}, Shape{2, 16384, 0}}) {
+    SCOPED_TRACE(testing::Message() << shape.rows << "x" << shape.cols << " pad " << shape.pad);
+    int64_t stride = shape.cols + shape.pad, n = shape.rows * stride;
+    HostArray in = random(n, 3.f);
+    HostArray out(GetParam(), n);
+    out.poison();
+    DeviceArray dIn(in), dOut(out);
+    int config = softmaxConfigFor(kernel, shape.cols);
+    ASSERT_GE(config, 0);
+    kernel.launch(Grid(shape.rows),
+                  {dOut.pointer(), dIn.pointer(), int32_t(stride), int32_t(stride),
+                   int32_t(shape.cols)},
+                  nullptr, config);
+    dOut.download(out);
+    std::vector<double> ref(n);
+    for (int64_t r = 0; r < shape.rows; ++r) {
+      double mx = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < shape.cols; ++c)
+        mx = std::max(mx, double(in.get(r * stride + c)));
+      for (int64_t c = 0; c < shape.cols; ++c)
+        sum += std::exp(double(in.get(r * stride + c)) - mx);
+      for (int64_t c = 0; c < stride; ++c)
+        ref[r * stride + c] =
+            c < shape.cols ? std::exp(double(in.get(r * stride + c)) - mx) / sum : NAN;
+    }
+    // Padding columns are never written: compare them as NaN-poisoned.
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(out.get(i))) << "padding element " << i << " was written";
+        out.set(i, 0.f);
+        ref[i] = 0;
+      }
+    expectClose(out, ref);
+  }
+}
+
+TEST_P(KernelTest, SoftmaxUsesTheAlignedVariantWhenArgumentsAllowIt) {
+  Kernel kernel = load("softmax");
+  HostArray in = random(1024, 1.f), out(GetParam(), 1024);
+  DeviceArray dIn(in), dOut(out);
+  int config = softmaxConfigFor(kernel, 1024);
+  int aligned = kernel.chooseVariant(
+      {dOut.pointer(), dIn.pointer(), int32_t(1024), int32_t(1024), int32_t(1024)}, config);
+  int generic = kernel.chooseVariant(
+      {dOut.pointer(), dIn.pointer(), int32_t(1000), int32_t(1000), int32_t(1000)}, config);
+  EXPECT_FALSE(kernel.info().variants[aligned].divisibleBy16.empty());
+  EXPECT_TRUE(kernel.info().variants[generic].divisibleBy16.empty());
+}
+
+TEST_P(KernelTest, VectorAdd) {
+  Kernel kernel = load("vector_add");
+  for (int64_t n : {1, 17, 1000, 1024, 4099, 100003}) {
+    SCOPED_TRACE(n);
+    HostArray a = random(n, 1.f), b = random(n, 1.f), out(GetParam(), n);
+    out.poison();
+    DeviceArray dA(a), dB(b), dOut(out);
+    kernel.launch(Grid((n + 1023) / 1024), {dOut.pointer(), dA.pointer(), dB.pointer(), int32_t(n)});
+    dOut.download(out);
+    std::vector<double> ref(n);
+    for (int64_t i = 0; i < n; ++i)
+      ref[i] = double(a.get(i)) + double(b.get(i));
+    expectClose(out, ref);
+  }
+}
+
+TEST_P(KernelTest, SiluMul) {
+  Kernel kernel = load("silu_mul");
+  for (int64_t n : {1, 17, 1000, 1024, 4099, 100003}) {
+    SCOPED_TRACE(n);
+    HostArray a = random(n, 2.f), b = random(n, 1.f), out(GetParam(), n);
+    out.poison();
+    DeviceArray dA(a), dB(b), dOut(out);
+    kernel.launch(Grid((n + 1023) / 1024), {dOut.pointer(), dA.pointer(), dB.pointer(), int32_t(n)});
+    dOut.download(out);
+    std::vector<double> ref(n);
+    for (int64_t i = 0; i < n; ++i) {
+      double x = a.get(i);
+      ref[i] = x / (1 + std::exp(-x)) * double(b.get(i));
+    }
+    expectClose(out, ref);
+  }
+}
+
+TEST_P(KernelTest, AddScale) {
+  Kernel kernel = load("add_scale");
+  for (int64_t n : {1, 17, 1000, 1024, 4099, 100003}) {
+    SCOPED_TRACE(n);
+    HostArray x = random(n, 1.f), r = random(n, 1.f), out(GetParam(), n);
+    out.poison();
+    DeviceArray dX(x), dR(r), dOut(out);
+    float scale = 0.7071f;
+    kernel.launch(Grid((n + 1023) / 1024),
+                  {dOut.pointer(), dX.pointer(), dR.pointer(), scale, int32_t(n)});
+    dOut.download(out);
+    std::vector<double> ref(n);
+    for (int64_t i = 0; i < n; ++i)
+      ref[i] = (double(x.get(i)) + double(r.get(i))) * double(scale);
+    expectClose(out, ref);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, KernelTest,
+                         ::testing::Values(Storage::F32, Storage::BF16, Storage::F16),
+                         [](const auto &info) { return std::string(name(info.param)); });
+
+} // namespace

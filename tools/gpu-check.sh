@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Tessel's GPU tests and benchmarks in one call on a GPU machine (which has no MLIR).
+#
+#   here:   bash tools/gpu-check.sh prepare        compile the kernel packages with this
+#                                                  machine's tesselc and snapshot the
+#                                                  committed tree (HEAD) into .gpu-carry/
+#   there:  bash .gpu-carry/src/tools/gpu-check.sh run [STAGE..]
+#                                                  build the runtime, tests and harness
+#                                                  against the machine's LibTorch, run the
+#                                                  GPU tests and benchmarks; results in $OUT
+#
+# Stages of `run`: build tests softmax (the default).
+# With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
+#                           carry=[".gpu-carry"]).
+# The snapshot makes the GPU run reproducible: exactly the commit named in device.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-prepare}
+shift || true
+
+case "$mode" in
+prepare)
+  build=${BUILD_DIR:-build}
+  cmake --build "$build" --target tessel-kernels
+  rm -rf .gpu-carry
+  mkdir -p .gpu-carry/kernels .gpu-carry/src
+  cp "$build"/kernels/*.tslpkg .gpu-carry/kernels/
+  git archive HEAD | tar -x -C .gpu-carry/src
+  git rev-parse --short HEAD > .gpu-carry/src/COMMIT
+  # GoogleTest sources (Debian's libgtest-dev) for the GPU machine, which has none.
+  cp -r /usr/src/googletest .gpu-carry/googletest
+  echo "prepared .gpu-carry ($(du -sh .gpu-carry | cut -f1)); on the GPU machine: bash .gpu-carry/src/tools/gpu-check.sh run"
+  ;;
+run)
+  # Packages and GoogleTest sit next to the snapshot (../) or in the checkout's .gpu-carry.
+  carry=$(cd "${TESSEL_CARRY:-$( [ -f COMMIT ] && echo .. || echo .gpu-carry)}" && pwd)
+  out=${OUT:-$PWD/gpu-results}
+  mkdir -p "$out"
+  stages=${*:-build tests softmax}
+  commit=$(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: $commit"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  } | tee "$out/device.txt"
+  for stage in $stages; do
+    echo "=== $stage ==="
+    case "$stage" in
+    build)
+      torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+      cmake -G Ninja -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release \
+        -DTESSEL_ENABLE_COMPILER=OFF \
+        -DTESSEL_PACKAGE_DIR="$carry/kernels" \
+        -DTESSEL_GTEST_SOURCE_DIR="$carry/googletest" \
+        -DCMAKE_PREFIX_PATH="$torch_prefix" > "$out/configure.log" 2>&1 ||
+        { tail -n 40 "$out/configure.log"; exit 1; }
+      ninja -C build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$out/build.log" | head -n 60; exit 1; }
+      echo "built"
+      ;;
+    tests)
+      ctest --test-dir build-gpu -L gpu --output-on-failure -j4 > "$out/gpu-tests.log" 2>&1 || true
+      tail -n 25 "$out/gpu-tests.log"
+      ;;
+    softmax)
+      build-gpu/bin/tessel-bench softmax --json "$out/softmax.json" --markdown "$out/softmax.md" 2>&1 |
+        tee "$out/softmax.txt"
+      ;;
+    *)
+      echo "unknown stage $stage" >&2
+      exit 2
+      ;;
+    esac
+  done
+  ;;
+*)
+  echo "usage: $0 prepare | run [build tests softmax ...]" >&2
+  exit 2
+  ;;
+esac
