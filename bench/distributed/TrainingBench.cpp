@@ -1,0 +1,482 @@
+//===- bench/distributed/TrainingBench.cpp - tessel-bench ddp and shard ---===//
+//
+//   tessel-run -n 2 -- tessel-bench ddp --model xl --context-length 128 --batch-size 4
+//       --precision fp32,bf16 --variants naive,flat,overlapped,bucketed --bucket-mb 1,10,100,1000,auto
+//   tessel-run -n 2 -- tessel-bench shard --model xl --context-length 128 --batch-size 4
+//
+// Data-parallel training steps of the harness's Transformer LM (AdamW). Each
+// step: forward, backward, then finishGradientSynchronization() (the time the
+// device spends waiting for gradient communication after backward is measured
+// by synchronising the compute stream before and after it), then the optimizer.
+// A step's time is the slowest rank's. --batch-size is the global batch, split
+// evenly over the ranks. NVTX ranges (train_step, forward, backward,
+// grad_sync_wait, optimizer) make the overlap visible in nsys.
+//
+// `shard` compares unsharded DDP (bucketed) with optimizer-state sharding
+// (broadcast mode over DDP, and ZeRO-1) and reports peak memory after model
+// init, before and after the optimizer step, with a breakdown.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bench/distributed/DataParallel.h"
+#include "bench/distributed/ProcessGroup.h"
+#include "bench/distributed/ShardedOptimizer.h"
+#include "bench/distributed/Stats.h"
+#include "bench/model/AdamW.h"
+#include "bench/model/Autocast.h"
+#include "bench/model/Nvtx.h"
+#include "bench/model/TransformerLM.h"
+#include "bench/tools/CudaSupport.h"
+#include "bench/tools/Flags.h"
+#include "bench/tools/Report.h"
+#include "bench/tools/Subcommand.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+namespace {
+
+using tessel::bench::Record;
+using tessel::model::ModelConfig;
+using tessel::model::NvtxRange;
+using namespace tessel::dist;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+struct CommonOptions {
+  std::string model = "xl", attention = "sdpa", backend = "auto", adamw = "auto";
+  std::vector<std::string> precisions = {"fp32"};
+  int64_t context = 128, batch = 4, warmup = 5, steps = 10, seed = 0;
+  int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
+  int64_t timeoutSeconds = 600;
+  double lr = 1e-4;
+  std::string json, markdownFile;
+  bool markdown = false;
+
+  void addTo(tessel::bench::FlagParser &flags) {
+    flags.add("model", "NAME", "preset: small | medium | large | xl | 2.7B", model);
+    flags.add("context-length", "N", "sequence length", context);
+    flags.add("batch-size", "N", "global batch (split evenly over the ranks)", batch);
+    flags.addList("precision", "LIST", "fp32 | bf16 (autocast; parameters stay f32)", precisions);
+    flags.add("attention", "IMPL", "naive | sdpa | tessel", attention);
+    flags.add("warmup", "N", "untimed steps first", warmup);
+    flags.add("steps", "N", "timed steps", steps);
+    flags.add("d-model", "N", "override d_model", dModel);
+    flags.add("d-ff", "N", "override d_ff", dFF);
+    flags.add("num-layers", "N", "override the number of layers", numLayers);
+    flags.add("num-heads", "N", "override the number of heads", numHeads);
+    flags.add("vocab-size", "N", "override the vocabulary size", vocabSize);
+    flags.add("backend", "NAME", "auto | nccl | gloo", backend);
+    flags.add("adamw", "IMPL", "auto (fused on CUDA, foreach on CPU) | fused | foreach", adamw);
+    flags.add("lr", "X", "AdamW learning rate", lr);
+    flags.add("seed", "N", "seed for the weights (and, plus the rank, the batch)", seed);
+    flags.add("timeout", "SECONDS", "collective timeout", timeoutSeconds);
+    flags.add("json", "FILE", "write the results as JSON (rank 0)", json);
+    flags.add("markdown-file", "FILE", "write the table as markdown (rank 0)", markdownFile);
+    flags.addSwitch("markdown", "print the table as markdown", markdown);
+  }
+
+  ModelConfig modelConfig() const {
+    ModelConfig c = ModelConfig::preset(model);
+    if (dModel)
+      c.dModel = dModel;
+    if (dFF)
+      c.dFF = dFF;
+    if (numLayers)
+      c.numLayers = numLayers;
+    if (numHeads)
+      c.numHeads = numHeads;
+    if (vocabSize)
+      c.vocabSize = vocabSize;
+    if (dModel || dFF || numLayers || numHeads || vocabSize)
+      c.name = "custom";
+    c.contextLength = context;
+    c.attention = tessel::model::parseAttentionImpl(attention);
+    c.validate();
+    return c;
+  }
+};
+
+/// What one configuration runs.
+struct TrainSetup {
+  std::string label;
+  bool bf16 = false;
+  std::optional<DdpOptions> ddp;     // none: no DataParallel (ZeRO-1)
+  std::optional<ShardMode> sharding; // none: AdamW over every parameter
+};
+
+struct Measured {
+  std::vector<double> stepMs, waitMs, forwardBackwardMs, optimizerMs;
+  double initGiB = 0, peakBeforeStepGiB = 0, peakOptimizerGiB = 0, peakGiB = 0;
+  double paramGiB = 0, gradGiB = 0, stateGiB = 0;
+  int buckets = 0, bucketsFromHooks = 0;
+  double bucketMb = 0;
+  std::optional<BucketCalibration> calibration;
+};
+
+double msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+double bytesOf(const torch::Tensor &t) {
+  return t.defined() ? static_cast<double>(t.numel()) * t.element_size() : 0;
+}
+
+Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, const TrainSetup &setup) {
+  torch::Device device = pg->device();
+  bool cuda = device.is_cuda();
+  if (o.batch % pg->size() != 0)
+    throw std::invalid_argument("--batch-size " + std::to_string(o.batch) +
+                                " is not divisible by the world size " + std::to_string(pg->size()));
+  ModelConfig config = o.modelConfig();
+  if (cuda) {
+    tessel::bench::cudaEmptyCache();
+    tessel::bench::cudaResetPeak();
+  }
+  Measured m;
+  torch::manual_seed(static_cast<uint64_t>(o.seed));
+  tessel::model::TransformerLM lm(config, device);
+  torch::manual_seed(static_cast<uint64_t>(o.seed + 1 + pg->rank()));
+  int64_t local = o.batch / pg->size();
+  auto tokenOptions = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  torch::Tensor tokens = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
+  torch::Tensor targets = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
+
+  std::unique_ptr<DataParallel> ddp;
+  if (setup.ddp)
+    ddp = std::make_unique<DataParallel>(lm.ptr(), pg, *setup.ddp);
+  tessel::model::AdamWOptions adamw;
+  adamw.lr = o.lr;
+  std::string impl = o.adamw == "auto" ? (cuda ? "fused" : "foreach") : o.adamw;
+  adamw.impl = tessel::model::parseAdamWImpl(impl);
+  std::unique_ptr<ShardedOptimizer> shard;
+  std::unique_ptr<LocalOptimizer> full;
+  if (setup.sharding)
+    shard = std::make_unique<ShardedOptimizer>(lm->parameters(), pg, tesselAdamW(adamw), *setup.sharding);
+  else
+    full = tesselAdamW(adamw)(lm->parameters());
+
+  if (ddp) {
+    m.buckets = static_cast<int>(ddp->buckets().size());
+    m.bucketMb = static_cast<double>(ddp->bucketBytes()) / (1 << 20);
+    if (setup.ddp->autoBucketSize)
+      m.calibration = ddp->calibration();
+  }
+  if (cuda) {
+    tessel::bench::cudaSynchronize();
+    m.initGiB = tessel::bench::cudaAllocatedBytes() / kGiB;
+  }
+
+  for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
+    bool timed = step >= o.warmup, memoryStep = step == o.warmup;
+    NvtxRange stepRange("train_step");
+    // DataParallel owns the gradients when it is there (bucket views); ZeRO-1 otherwise.
+    if (ddp)
+      ddp->zeroGrad();
+    else if (shard)
+      shard->zeroGrad();
+    if (cuda && memoryStep)
+      tessel::bench::cudaResetPeak();
+    pg->synchronizeDevice();
+    auto start = std::chrono::steady_clock::now();
+    torch::Tensor loss;
+    {
+      NvtxRange range("forward");
+      tessel::model::AutocastGuard autocast(device.type(), torch::kBFloat16, setup.bf16);
+      loss = tessel::model::crossEntropy(lm->forward(tokens), targets);
+    }
+    {
+      NvtxRange range("backward");
+      loss.backward();
+    }
+    pg->synchronizeDevice();
+    double forwardBackward = msSince(start);
+    auto waitStart = std::chrono::steady_clock::now();
+    if (ddp) {
+      NvtxRange range("grad_sync_wait");
+      ddp->finishGradientSynchronization();
+      pg->synchronizeDevice();
+    }
+    double wait = msSince(waitStart);
+    if (cuda && memoryStep) {
+      m.peakBeforeStepGiB = tessel::bench::cudaPeakAllocatedBytes() / kGiB;
+      tessel::bench::cudaResetPeak();
+    }
+    auto optimizerStart = std::chrono::steady_clock::now();
+    {
+      NvtxRange range("optimizer");
+      if (shard)
+        shard->step();
+      else
+        full->step();
+      pg->synchronizeDevice();
+    }
+    double optimizer = msSince(optimizerStart);
+    double total = msSince(start);
+    if (cuda && memoryStep)
+      m.peakOptimizerGiB = tessel::bench::cudaPeakAllocatedBytes() / kGiB;
+    if (timed) {
+      m.stepMs.push_back(total);
+      m.waitMs.push_back(wait);
+      m.forwardBackwardMs.push_back(forwardBackward);
+      m.optimizerMs.push_back(optimizer);
+    }
+  }
+  if (ddp)
+    m.bucketsFromHooks = ddp->bucketsLaunchedDuringBackward();
+  if (cuda)
+    m.peakGiB = std::max({m.peakBeforeStepGiB, m.peakOptimizerGiB, m.initGiB});
+
+  // Memory breakdown of this rank.
+  for (const torch::Tensor &p : lm->parameters()) {
+    m.paramGiB += bytesOf(p) / kGiB;
+    m.gradGiB += bytesOf(p.grad()) / kGiB;
+  }
+  if (shard) {
+    m.stateGiB = shard->localStateBytes() / kGiB;
+  } else {
+    size_t n = lm->parameters().size();
+    for (size_t i = 0; i < n; ++i)
+      for (const auto &[name, t] : full->state(i))
+        m.stateGiB += bytesOf(t) / kGiB;
+  }
+
+  // The slowest rank's time per step.
+  int64_t n = static_cast<int64_t>(m.stepMs.size());
+  torch::Tensor times = torch::zeros({4, n}, torch::kFloat64);
+  for (int64_t i = 0; i < n; ++i) {
+    times[0][i] = m.stepMs[i];
+    times[1][i] = m.waitMs[i];
+    times[2][i] = m.forwardBackwardMs[i];
+    times[3][i] = m.optimizerMs[i];
+  }
+  torch::Tensor all = times.to(device);
+  pg->wait(pg->allReduce(all, c10d::ReduceOp::MAX), "timing all-reduce");
+  all = all.cpu();
+  for (int64_t i = 0; i < n; ++i) {
+    m.stepMs[i] = all[0][i].item<double>();
+    m.waitMs[i] = all[1][i].item<double>();
+    m.forwardBackwardMs[i] = all[2][i].item<double>();
+    m.optimizerMs[i] = all[3][i].item<double>();
+  }
+  return m;
+}
+
+void storeSummary(Record &r, const std::string &key, const std::vector<double> &values) {
+  Summary s = summarize(values);
+  r.set(key + "_mean", s.mean);
+  r.set(key + "_std", s.std);
+  r.set(key + "_median", s.median);
+}
+
+Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
+                const TrainSetup &setup, const Measured &m) {
+  ModelConfig config = o.modelConfig();
+  Record r;
+  r.set("variant", setup.label);
+  r.set("model", config.name);
+  r.set("precision", setup.bf16 ? "bf16" : "fp32");
+  r.set("context", o.context);
+  r.set("global_batch", o.batch);
+  r.set("world_size", static_cast<int64_t>(pg->size()));
+  r.set("backend", pg->backendName());
+  r.set("status", "ok");
+  storeSummary(r, "step_ms", m.stepMs);
+  storeSummary(r, "comm_wait_ms", m.waitMs);
+  storeSummary(r, "fwd_bwd_ms", m.forwardBackwardMs);
+  storeSummary(r, "optimizer_ms", m.optimizerMs);
+  Summary step = summarize(m.stepMs), wait = summarize(m.waitMs);
+  r.set("comm_wait_pct", step.mean > 0 ? 100.0 * wait.mean / step.mean : 0.0);
+  if (m.buckets) {
+    r.set("buckets", static_cast<int64_t>(m.buckets));
+    r.set("buckets_launched_in_backward", static_cast<int64_t>(m.bucketsFromHooks));
+  }
+  if (m.bucketMb > 0)
+    r.set("bucket_mb", m.bucketMb);
+  if (m.calibration) {
+    r.set("calibrated_overhead_ms", m.calibration->overheadMs);
+    r.set("calibrated_bandwidth_GBs", m.calibration->bandwidthGBs);
+  }
+  r.set("mem_init_GiB", m.initGiB);
+  r.set("peak_before_step_GiB", m.peakBeforeStepGiB);
+  r.set("peak_optimizer_step_GiB", m.peakOptimizerGiB);
+  r.set("peak_GiB", m.peakGiB);
+  r.set("params_GiB", m.paramGiB);
+  r.set("grads_GiB", m.gradGiB);
+  r.set("optimizer_state_GiB", m.stateGiB);
+  return r;
+}
+
+int finishReport(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
+                 const std::string &study, const std::vector<Record> &records,
+                 const std::vector<tessel::bench::Column> &columns) {
+  if (pg->rank() != 0)
+    return 0;
+  std::cout << tessel::bench::formatTable(records, columns, o.markdown);
+  Record meta;
+  meta.set("study", study);
+  meta.set("world_size", static_cast<int64_t>(pg->size()));
+  meta.set("backend", pg->backendName());
+  meta.set("device", tessel::bench::cudaDeviceName());
+  meta.set("warmup", o.warmup);
+  meta.set("steps", o.steps);
+  if (!o.json.empty())
+    tessel::bench::writeFile(o.json, [&](std::ostream &out) { tessel::bench::writeJson(out, meta, records); });
+  if (!o.markdownFile.empty())
+    tessel::bench::writeFile(o.markdownFile, [&](std::ostream &out) {
+      out << tessel::bench::formatTable(records, columns, /*markdown=*/true);
+    });
+  return 0;
+}
+
+std::shared_ptr<ProcessGroup> makeGroup(const CommonOptions &o) {
+  ProcessGroupOptions options;
+  options.backend = parseBackendKind(o.backend);
+  options.timeout = std::chrono::seconds(o.timeoutSeconds);
+  return ProcessGroup::fromEnvironment(options);
+}
+
+void progress(const std::shared_ptr<ProcessGroup> &pg, const Record &r) {
+  if (pg->rank() != 0)
+    return;
+  std::fprintf(stderr, "%s %s: step %s ms, comm wait %s ms\n",
+               tessel::bench::formatValue(*r.get("variant")).c_str(),
+               tessel::bench::formatValue(*r.get("precision")).c_str(),
+               tessel::bench::formatValue(*r.get("step_ms_mean")).c_str(),
+               tessel::bench::formatValue(*r.get("comm_wait_ms_mean")).c_str());
+}
+
+int runDdp(int argc, char **argv) {
+  CommonOptions o;
+  std::vector<std::string> variants = {"naive", "flat", "overlapped", "bucketed"};
+  std::vector<std::string> bucketMbs = {"1", "10", "100", "1000", "auto"};
+  std::vector<std::string> hooks = {"none"};
+  bool noGradView = false;
+  tessel::bench::FlagParser flags(
+      "tessel-bench ddp",
+      "time data-parallel training steps with the four DDP variants (one process per rank)");
+  o.addTo(flags);
+  flags.addList("variants", "LIST", "naive | flat | overlapped | bucketed", variants);
+  flags.addList("bucket-mb", "LIST", "bucket caps for `bucketed` in MB, or auto", bucketMbs);
+  flags.addList("hook", "LIST", "communication hook: none | bf16", hooks);
+  flags.addSwitch("no-grad-view", "bucketed: copy gradients into the buckets instead of views",
+                  noGradView);
+  if (auto exit = flags.parseOrExit(argc, argv))
+    return *exit;
+  std::vector<TrainSetup> setups;
+  try {
+    o.modelConfig();
+    for (const std::string &precision : o.precisions) {
+      if (precision != "fp32" && precision != "bf16")
+        throw std::invalid_argument("unknown precision '" + precision + "' (expected fp32 or bf16)");
+      for (const std::string &hookName : hooks)
+        for (const std::string &name : variants) {
+          DdpOptions d;
+          d.mode = parseDdpMode(name);
+          d.hook = parseCommHook(hookName);
+          d.gradientAsBucketView = !noGradView;
+          std::string suffix = d.hook == CommHook::Bf16 ? " +bf16 hook" : "";
+          std::vector<std::string> caps = d.mode == DdpMode::Bucketed ? bucketMbs
+                                                                      : std::vector<std::string>{""};
+          for (const std::string &cap : caps) {
+            TrainSetup s;
+            s.bf16 = precision == "bf16";
+            s.label = name + suffix;
+            if (cap == "auto") {
+              d.autoBucketSize = true;
+              s.label = name + " auto" + suffix;
+            } else if (!cap.empty()) {
+              d.autoBucketSize = false;
+              d.bucketSizeMb = std::stod(cap);
+              if (!(d.bucketSizeMb > 0))
+                throw std::invalid_argument("bucket sizes must be positive");
+              s.label = name + " " + cap + "MB" + suffix;
+            }
+            s.ddp = d;
+            setups.push_back(s);
+          }
+        }
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());
+    return 2;
+  }
+  auto pg = makeGroup(o);
+  std::vector<Record> records;
+  for (const TrainSetup &s : setups) {
+    records.push_back(toRecord(o, pg, s, train(o, pg, s)));
+    progress(pg, records.back());
+  }
+  using tessel::bench::fieldColumn;
+  using tessel::bench::meanStdColumn;
+  return finishReport(o, pg, "ddp", records,
+                      {fieldColumn("variant", "variant", 0, true), fieldColumn("prec", "precision", 0),
+                       meanStdColumn("step ms", "step_ms"), meanStdColumn("comm wait ms", "comm_wait_ms"),
+                       fieldColumn("wait %", "comm_wait_pct", 1), meanStdColumn("fwd+bwd ms", "fwd_bwd_ms"),
+                       meanStdColumn("optim ms", "optimizer_ms"), fieldColumn("buckets", "buckets", 0),
+                       fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2)});
+}
+
+int runShard(int argc, char **argv) {
+  CommonOptions o;
+  std::vector<std::string> modes = {"none", "broadcast", "zero1"};
+  double bucketMb = 25;
+  tessel::bench::FlagParser flags(
+      "tessel-bench shard",
+      "memory and step time with and without optimizer-state sharding (one process per rank)");
+  o.addTo(flags);
+  flags.addList("sharding", "LIST", "none (DDP + AdamW) | broadcast (DDP + sharded AdamW) | zero1",
+                modes);
+  flags.add("bucket-mb", "MB", "DDP bucket cap", bucketMb);
+  if (auto exit = flags.parseOrExit(argc, argv))
+    return *exit;
+  std::vector<TrainSetup> setups;
+  try {
+    o.modelConfig();
+    for (const std::string &precision : o.precisions)
+      for (const std::string &mode : modes) {
+        TrainSetup s;
+        s.bf16 = precision == "bf16";
+        s.label = mode;
+        DdpOptions d;
+        d.bucketSizeMb = bucketMb;
+        if (mode == "none") {
+          s.ddp = d;
+        } else {
+          s.sharding = parseShardMode(mode);
+          if (*s.sharding == ShardMode::Broadcast)
+            s.ddp = d;
+        }
+        setups.push_back(s);
+      }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());
+    return 2;
+  }
+  auto pg = makeGroup(o);
+  std::vector<Record> records;
+  for (const TrainSetup &s : setups) {
+    records.push_back(toRecord(o, pg, s, train(o, pg, s)));
+    progress(pg, records.back());
+  }
+  using tessel::bench::fieldColumn;
+  using tessel::bench::meanStdColumn;
+  return finishReport(o, pg, "shard", records,
+                      {fieldColumn("sharding", "variant", 0, true), fieldColumn("prec", "precision", 0),
+                       meanStdColumn("step ms", "step_ms"), fieldColumn("init GiB", "mem_init_GiB", 2),
+                       fieldColumn("peak fwd+bwd GiB", "peak_before_step_GiB", 2),
+                       fieldColumn("peak optim GiB", "peak_optimizer_step_GiB", 2),
+                       fieldColumn("params GiB", "params_GiB", 2), fieldColumn("grads GiB", "grads_GiB", 2),
+                       fieldColumn("optim state GiB", "optimizer_state_GiB", 2)});
+}
+
+} // namespace
+
+TESSEL_BENCH_SUBCOMMAND("ddp", "data-parallel training step time: naive, flat, overlapped, bucketed DDP",
+                        runDdp);
+TESSEL_BENCH_SUBCOMMAND("shard", "memory and step time with optimizer-state sharding and ZeRO-1",
+                        runShard);

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Runs the distributed studies of issue 6 on a machine with 2 GPUs (PyTorch 2.11 + LibTorch,
+# NCCL, cmake, ninja; no network) and writes results under $OUT (default ./distributed-out):
+#   allreduce-nccl.json/.md      tessel-bench allreduce, NCCL + GPU, 2 ranks, 1MB..1GB
+#   allreduce-gloo-N.json/.md    the same over Gloo + CPU, N = 2, 4, 6 ranks
+#   ddp.json/.md                 tessel-bench ddp: naive, flat, overlapped, bucketed 1/10/100/1000 MB
+#                                and auto, xl, ctx 128, global batch 4, fp32 + bf16
+#   shard.json/.md               tessel-bench shard: none / broadcast / zero1, memory breakdown
+#   pytorch.json/.md             bench/reference/distributed/ddp_reference.py: DistributedDataParallel,
+#                                ZeroRedundancyOptimizer, torch.distributed all_reduce (same call)
+#   summary.md                   everything side by side, with the issue's targets checked
+#   ddp-overlap.nsys-rep         (stage nsys, optional) a bucketed-DDP run showing the overlap
+#   log-*.txt                    each stage's full output
+#
+# usage: bench/distributed/run-distributed-gpu.sh [STAGE...]     (default: all but nsys)
+#   stages: build allreduce ddp shard python summary nsys | all
+# Budget on 2 H200s: build ~2-3 min (shared with bench/run-harness-gpu.sh's build-gpu), allreduce
+# ~1 min, ddp ~2 min, shard ~1 min, python ~1.5 min. If one call must stay under ~8 minutes:
+#   bench/distributed/run-distributed-gpu.sh build allreduce ddp summary
+#   bench/distributed/run-distributed-gpu.sh build shard python summary
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build-gpu}
+RESULTS=$BUILD/distributed-results
+OUT=${OUT:-$ROOT/distributed-out}
+REF=$ROOT/bench/reference/distributed
+mkdir -p "$RESULTS" "$OUT"
+START=$(date +%s)
+
+# NVLink multicast (NVLS) stays off on these machines.
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=${TORCH_SYMM_MEM_DISABLE_MULTICAST:-1}
+export NVSHMEM_DISABLE_NVLS=${NVSHMEM_DISABLE_NVLS:-1}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
+
+NGPU=${NGPU:-2}
+MODEL=${MODEL:-xl}
+CONTEXT=${CONTEXT:-128}
+BATCH=${BATCH:-4}
+PRECISIONS=${PRECISIONS:-fp32,bf16}
+WARMUP=${WARMUP:-5}
+STEPS=${STEPS:-10}
+GLOO_RANKS=${GLOO_RANKS:-2 4 6}
+TRAIN=(--model "$MODEL" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS"
+       --warmup "$WARMUP" --steps "$STEPS")
+
+say() { echo "== [$(($(date +%s) - START))s] $*" >&2; }
+# run NAME CMD...: logs to $RESULTS/log-NAME.txt; a failing stage does not stop the others.
+run() {
+  local name=$1
+  shift
+  say "$name: $*"
+  if "$@" >"$RESULTS/log-$name.txt" 2>&1; then
+    tail -n 30 "$RESULTS/log-$name.txt"
+  else
+    local rc=$?
+    tail -n 60 "$RESULTS/log-$name.txt"
+    say "$name FAILED (exit $rc)"
+  fi
+}
+find_bin() {
+  for b in "$BUILD/bin/$1" "$BUILD/bench/tools/$1" "$BUILD/tools/tessel-run/$1"; do
+    if [[ -x $b ]]; then echo "$b"; return; fi
+  done
+  echo "$BUILD/bin/$1"
+}
+tools() {
+  BENCH=$(find_bin tessel-bench)
+  RUN=$(find_bin tessel-run)
+  [[ -x $BENCH && -x $RUN ]] || { say "no tessel-bench / tessel-run in $BUILD: run the build stage"; return 1; }
+}
+
+stage_build() {
+  local prefix
+  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+  export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+  say "build: configure ($prefix)"
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTESSEL_ENABLE_COMPILER=OFF \
+    -DTESSEL_ENABLE_TESTS=OFF -DCMAKE_PREFIX_PATH="$prefix" >"$RESULTS/log-configure.txt" 2>&1 ||
+    { tail -n 60 "$RESULTS/log-configure.txt"; return 1; }
+  grep -E 'TesselDistributed|LibTorch' "$RESULTS/log-configure.txt" >&2 || true
+  say "build: tessel-bench tessel-run"
+  ninja -C "$BUILD" -j "$(nproc)" tessel-bench tessel-run >"$RESULTS/log-build.txt" 2>&1 ||
+    { tail -n 80 "$RESULTS/log-build.txt"; return 1; }
+  say "build: done"
+}
+
+stage_allreduce() {
+  tools || return 1
+  run allreduce-nccl "$RUN" -n "$NGPU" -- "$BENCH" allreduce --backend nccl \
+    --sizes 1MB,10MB,100MB,1GB --warmup 5 --iters 20 \
+    --json "$RESULTS/allreduce-nccl.json" --markdown-file "$RESULTS/allreduce-nccl.md"
+  for n in $GLOO_RANKS; do
+    run "allreduce-gloo-$n" "$RUN" -n "$n" -- "$BENCH" allreduce --backend gloo \
+      --sizes 1MB,10MB,100MB,1GB --warmup 2 --iters 5 \
+      --json "$RESULTS/allreduce-gloo-$n.json" --markdown-file "$RESULTS/allreduce-gloo-$n.md"
+  done
+}
+
+stage_ddp() {
+  tools || return 1
+  run ddp "$RUN" -n "$NGPU" -- "$BENCH" ddp "${TRAIN[@]}" \
+    --variants naive,flat,overlapped,bucketed --bucket-mb 1,10,100,1000,auto \
+    --json "$RESULTS/ddp.json" --markdown-file "$RESULTS/ddp.md"
+}
+
+stage_shard() {
+  tools || return 1
+  run shard "$RUN" -n "$NGPU" -- "$BENCH" shard "${TRAIN[@]}" --sharding none,broadcast,zero1 \
+    --json "$RESULTS/shard.json" --markdown-file "$RESULTS/shard.md"
+}
+
+stage_python() {
+  tools || return 1
+  run python "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${TRAIN[@]}" --variants ddp,zero \
+    --allreduce-sizes 1MB,10MB,100MB,1GB \
+    --json "$RESULTS/pytorch.json" --markdown-file "$RESULTS/pytorch.md"
+}
+
+stage_summary() {
+  run summary python3 "$REF/summarize_distributed.py" "$RESULTS" --output "$RESULTS/summary.md"
+  cat "$RESULTS/summary.md" 2>/dev/null || true
+}
+
+# Optional: one nsys capture of bucketed DDP; the timeline shows the NCCL kernels of each
+# bucket running on their own stream under the "backward" NVTX range.
+stage_nsys() {
+  tools || return 1
+  command -v nsys >/dev/null || { say "nsys: not installed, skipped"; return 0; }
+  run nsys nsys profile --trace=cuda,nvtx,osrt --force-overwrite true -o "$RESULTS/ddp-overlap" \
+    "$RUN" -n "$NGPU" -- "$BENCH" ddp --model "$MODEL" --context-length "$CONTEXT" \
+    --batch-size "$BATCH" --variants bucketed --bucket-mb 25 --warmup 2 --steps 3
+  run nsys-stats nsys stats --report nvtx_sum,cuda_gpu_kern_sum --format csv \
+    --output "$RESULTS/ddp-overlap" "$RESULTS/ddp-overlap.nsys-rep"
+}
+
+copy_out() {
+  cp -f "$RESULTS"/*.json "$RESULTS"/*.md "$RESULTS"/log-*.txt "$OUT"/ 2>/dev/null || true
+  cp -f "$RESULTS"/*.nsys-rep "$RESULTS"/ddp-overlap_*.csv "$OUT"/ 2>/dev/null || true
+}
+trap copy_out EXIT
+
+stages=("$@")
+[[ ${#stages[@]} -eq 0 || ${stages[0]} == all ]] && stages=(build allreduce ddp shard python summary)
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || true
+for s in "${stages[@]}"; do
+  case $s in
+    build) stage_build || { say "build failed"; exit 1; } ;;
+    allreduce | ddp | shard | python | summary | nsys) "stage_$s" || say "$s failed" ;;
+    *) say "unknown stage '$s' (build allreduce ddp shard python summary nsys | all)"; exit 2 ;;
+  esac
+done
+say "done; results in $OUT"

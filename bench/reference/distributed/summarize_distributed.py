@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Merges the JSON of `tessel-bench allreduce | ddp | shard` and ddp_reference.py
+(as bench/distributed/run-distributed-gpu.sh writes them into one folder) into one
+markdown report, and checks the issue's targets:
+
+  - bucketed DDP within 5% of PyTorch DDP's step time, at most 5% of the step
+    waiting for communication;
+  - sharding cuts per-rank optimizer state to 1/N (within 5%) with a step time at
+    most 10% above unsharded DDP.
+
+    python3 bench/reference/distributed/summarize_distributed.py RESULTS_DIR --output summary.md
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def md_table(headers, rows):
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n"
+
+
+def pm(rec, key, digits=2):
+    mean, std = rec.get(key + "_mean"), rec.get(key + "_std")
+    if mean is None:
+        return "-"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def num(value, digits=2):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def allreduce_section(folder):
+    rows = []
+    for path in sorted(glob.glob(os.path.join(folder, "allreduce-*.json"))):
+        doc = load(path)
+        for r in (doc or {}).get("results", []):
+            rows.append(("tessel (c10d)", r["backend"], r["world_size"], r["size"], num(r["mean_ms"], 3),
+                         num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
+                         num(r["busbw_GBs"], 1)))
+    py = load(os.path.join(folder, "pytorch.json")) or {}
+    for r in py.get("allreduce", []):
+        rows.append(("torch.distributed", r["backend"], r["world_size"], r["size"], num(r["mean_ms"], 3),
+                     num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
+                     num(r["busbw_GBs"], 1)))
+    if not rows:
+        return "## All-reduce\n\n(no results)\n"
+    return "## All-reduce (float32, per-rank size; busbw as nccl-tests)\n\n" + md_table(
+        ["source", "backend", "ranks", "size", "mean ms", "median ms", "std ms", "algbw GB/s", "busbw GB/s"],
+        rows)
+
+
+def ddp_section(folder, pytorch):
+    doc = load(os.path.join(folder, "ddp.json"))
+    if not doc:
+        return "## DDP variants\n\n(no results)\n", []
+    rows = []
+    records = doc.get("results", [])
+    for r in records + [p for p in pytorch if p["variant"] == "pytorch-ddp"]:
+        rows.append((r["variant"], r["precision"], pm(r, "step_ms"), pm(r, "comm_wait_ms"),
+                     num(r.get("comm_wait_pct"), 1), num(r.get("bucket_mb"), 1), r.get("buckets", "-"),
+                     num(r.get("peak_GiB"))))
+    text = ("## DDP variants ({} ranks, {} ctx {}, global batch {})\n\n".format(
+        doc.get("world_size"), records[0]["model"] if records else "?",
+        records[0]["context"] if records else "?", records[0]["global_batch"] if records else "?") +
+        md_table(["variant", "precision", "step ms", "comm wait ms", "wait %", "bucket MB", "buckets",
+                  "peak GiB"], rows))
+    return text, records
+
+
+def shard_section(folder, pytorch):
+    doc = load(os.path.join(folder, "shard.json"))
+    if not doc:
+        return "## Optimizer-state sharding\n\n(no results)\n", []
+    records = doc.get("results", [])
+    rows = []
+    for r in records + pytorch:
+        rows.append((r["variant"], r["precision"], pm(r, "step_ms"), num(r.get("mem_init_GiB")),
+                     num(r.get("peak_before_step_GiB")), num(r.get("peak_optimizer_step_GiB")),
+                     num(r.get("params_GiB")), num(r.get("grads_GiB")), num(r.get("optimizer_state_GiB"))))
+    return ("## Optimizer-state sharding (per rank; rank 0's memory)\n\n" + md_table(
+        ["variant", "precision", "step ms", "after init GiB", "peak fwd+bwd GiB", "peak optimizer GiB",
+         "params GiB", "grads GiB", "optimizer state GiB"], rows)), records
+
+
+def targets(ddp, shard, pytorch, world):
+    lines = []
+    for precision in sorted({r["precision"] for r in ddp + shard + pytorch}):
+        ref = next((p for p in pytorch if p["variant"] == "pytorch-ddp" and p["precision"] == precision), None)
+        bucketed = [r for r in ddp if r["variant"].startswith("bucketed") and r["precision"] == precision]
+        if bucketed:
+            best = min(bucketed, key=lambda r: r["step_ms_mean"])
+            if ref:
+                ratio = best["step_ms_mean"] / ref["step_ms_mean"]
+                ok = "met" if ratio <= 1.05 else "missed"
+                lines.append(f"- {precision}: best bucketed DDP ({best['variant']}) {best['step_ms_mean']:.1f} ms"
+                             f" vs PyTorch DDP {ref['step_ms_mean']:.1f} ms: x{ratio:.3f} (target <= 1.05: {ok})")
+            ok = "met" if best.get("comm_wait_pct", 100) <= 5 else "missed"
+            lines.append(f"- {precision}: {best['variant']} waits {best.get('comm_wait_pct', 0):.1f}% of the step"
+                         f" for communication (target <= 5%: {ok})")
+        none = next((r for r in shard if r["variant"] == "none" and r["precision"] == precision), None)
+        for mode in ("broadcast", "zero1"):
+            sharded = next((r for r in shard if r["variant"] == mode and r["precision"] == precision), None)
+            if not (none and sharded and none.get("optimizer_state_GiB")):
+                continue
+            state = sharded["optimizer_state_GiB"] / none["optimizer_state_GiB"]
+            step = sharded["step_ms_mean"] / none["step_ms_mean"]
+            ok_state = "met" if abs(state * world - 1) <= 0.05 else "missed"
+            ok_step = "met" if step <= 1.10 else "missed"
+            lines.append(f"- {precision}: {mode} keeps {state:.3f} of the optimizer state per rank"
+                         f" (target 1/{world} within 5%: {ok_state}); step time x{step:.3f} of unsharded DDP"
+                         f" (target <= 1.10: {ok_step})")
+    return "## Targets\n\n" + ("\n".join(lines) if lines else "(not enough results)") + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("folder")
+    p.add_argument("--output", help="markdown file (default: stdout)")
+    args = p.parse_args(argv)
+    py = load(os.path.join(args.folder, "pytorch.json")) or {}
+    pytorch = py.get("results", [])
+    ddp_text, ddp = ddp_section(args.folder, pytorch)
+    shard_text, shard = shard_section(args.folder, pytorch)
+    world = (ddp or shard or pytorch or [{"world_size": 2}])[0]["world_size"]
+    text = "\n".join([
+        "# Distributed training: Tessel (LibTorch c10d) vs PyTorch", "",
+        f"torch {py.get('torch', '?')}; step times are the slowest rank's, mean ± std over the measured steps.",
+        "", allreduce_section(args.folder), ddp_text, shard_text, targets(ddp, shard, pytorch, world)])
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
