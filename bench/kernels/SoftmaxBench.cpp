@@ -7,6 +7,7 @@
 // to exceed the L2 cache; the median of the samples is reported.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/kernels/KernelPackageDir.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
 #include "bench/tools/Subcommand.h"
