@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Package.h"
 
+#include "runtime/ConfigExpr.h"
 #include "runtime/FileUtil.h"
 
 #include <algorithm>
@@ -266,6 +267,8 @@ static KernelInfo readKernel(const Json &json, const std::string &origin,
         readParam(params[i], where + " param " + std::to_string(i)));
   kernel.constexprParams = fields.stringList("constexpr_params", true);
   kernel.autotuneKey = fields.stringList("autotune_key", true);
+  kernel.autotunePrune = fields.optionalString("autotune_prune");
+  kernel.autotuneRestore = fields.stringList("autotune_restore", true);
   const Json::Array &variants = fields.array("variants");
   for (size_t i = 0; i < variants.size(); ++i)
     kernel.variants.push_back(
@@ -322,6 +325,15 @@ static bool sameSet(std::vector<std::string> a, std::vector<std::string> b) {
   return a == b;
 }
 
+std::vector<std::string> tessel::pruneNames(const KernelInfo &kernel) {
+  std::vector<std::string> names = kernel.constexprParams;
+  names.push_back("num_warps");
+  names.push_back("num_stages");
+  names.insert(names.end(), kernel.autotuneKey.begin(),
+               kernel.autotuneKey.end());
+  return names;
+}
+
 static void validateKernel(const KernelInfo &kernel, const std::string &origin,
                            size_t index) {
   std::string where = kernelWhere(origin, kernel.name, index);
@@ -344,6 +356,20 @@ static void validateKernel(const KernelInfo &kernel, const std::string &origin,
   for (const std::string &key : kernel.autotuneKey)
     if (kernel.paramIndex(key) < 0)
       fail("autotune_key names '" + key + "', which is not a runtime param");
+  for (const std::string &name : kernel.autotuneRestore) {
+    int param = kernel.paramIndex(name);
+    if (param < 0 || !kernel.params[size_t(param)].isPointer())
+      fail("autotune_restore names '" + name +
+           "', which is not a pointer param");
+  }
+  if (!kernel.autotunePrune.empty()) {
+    try {
+      ConfigExpr::parse(kernel.autotunePrune)
+          .checkNames(pruneNames(kernel), "autotune_prune");
+    } catch (const Error &error) {
+      fail(error.what());
+    }
+  }
   if (kernel.variants.empty())
     fail("no variants");
 
@@ -480,6 +506,12 @@ Json Package::toJson() const {
     k.set("params", std::move(params));
     k.set("constexpr_params", stringArray(kernel.constexprParams));
     k.set("autotune_key", stringArray(kernel.autotuneKey));
+    // Optional fields are written only when set, so that packages without
+    // them keep their contentHash().
+    if (!kernel.autotunePrune.empty())
+      k.set("autotune_prune", kernel.autotunePrune);
+    if (!kernel.autotuneRestore.empty())
+      k.set("autotune_restore", stringArray(kernel.autotuneRestore));
     Json variants = Json::array();
     for (const Variant &variant : kernel.variants) {
       Json v = Json::object();

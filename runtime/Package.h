@@ -68,6 +68,13 @@ struct KernelInfo {
   std::vector<std::string> constexprParams;
   /// Runtime params whose values select the autotuned configuration.
   std::vector<std::string> autotuneKey;
+  /// @autotune(prune=...): a condition on constexprs, num_warps, num_stages
+  /// and key params (see runtime/ConfigExpr.h); a config for which it is
+  /// true is not tuned. Empty: prune nothing.
+  std::string autotunePrune;
+  /// @autotune(restore=[...]): pointer params the kernel reads and writes;
+  /// the tuner restores their contents before every timing run.
+  std::vector<std::string> autotuneRestore;
   std::vector<Variant> variants;
 
   /// Number of tile configurations (configs are numbered 0..n-1).
@@ -125,6 +132,10 @@ bool parseArch(std::string_view arch, int &capability, char &suffix);
 /// `capability` (major*10+minor): sm_XY needs capability >= XY (PTX is
 /// forward compatible), sm_XYa exactly XY, sm_XYf the same major and >= XY.
 bool archSupported(std::string_view arch, int capability);
+
+/// The names an autotune_prune condition may use: the constexpr params,
+/// num_warps, num_stages and the autotune_key params.
+std::vector<std::string> pruneNames(const KernelInfo &kernel);
 
 } // namespace tessel
 

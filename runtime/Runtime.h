@@ -10,6 +10,7 @@
 #define TESSEL_RUNTIME_RUNTIME_H
 
 #include "runtime/Args.h"
+#include "runtime/ConfigExpr.h"
 #include "runtime/DType.h"
 #include "runtime/Driver.h"
 #include "runtime/Error.h"
@@ -17,5 +18,6 @@
 #include "runtime/Json.h"
 #include "runtime/Kernel.h"
 #include "runtime/Package.h"
+#include "runtime/TuningCache.h"
 
 #endif // TESSEL_RUNTIME_RUNTIME_H
