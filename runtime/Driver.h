@@ -49,6 +49,7 @@ namespace tessel {
   X(memAlloc, cuMemAlloc_v2)                                                   \
   X(memFree, cuMemFree_v2)                                                     \
   X(memGetInfo, cuMemGetInfo_v2)                                               \
+  X(memGetAddressRange, cuMemGetAddressRange_v2)                               \
   X(memcpyHtoD, cuMemcpyHtoD_v2)                                               \
   X(memcpyDtoH, cuMemcpyDtoH_v2)                                               \
   X(memcpyDtoD, cuMemcpyDtoD_v2)                                               \

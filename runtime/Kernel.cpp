@@ -409,6 +409,13 @@ void Kernel::launch(Grid grid, const Arg *args, size_t count, CUstream stream,
   k.checkConfigIndex(config);
   PackedArgs packed;
   packArgs(k.info, args, count, packed);
+  launchPacked(grid, packed, stream, config);
+}
+
+void Kernel::launchPacked(Grid grid, PackedArgs &packed, CUstream stream,
+                          int config) const {
+  Impl &k = requireImpl(impl_);
+  k.checkConfigIndex(config);
   int variant = k.select(config, packed.divisibleMask());
   checkGrid(grid, k.info.name);
   if (grid.empty())

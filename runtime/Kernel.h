@@ -99,6 +99,11 @@ public:
   }
   void launch(Grid grid, const Arg *args, size_t count, CUstream stream,
               int config) const;
+  /// The launch after argument packing: `packed` must come from
+  /// packArgs(info(), ...). The autotuner packs once, reads its key from the
+  /// arguments and launches through this.
+  void launchPacked(Grid grid, PackedArgs &packed, CUstream stream,
+                    int config) const;
 
   /// The variant (index into info().variants) a launch with `args` would use.
   int chooseVariant(const Arg *args, size_t count, int config) const;

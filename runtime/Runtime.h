@@ -10,6 +10,7 @@
 #define TESSEL_RUNTIME_RUNTIME_H
 
 #include "runtime/Args.h"
+#include "runtime/Autotuner.h"
 #include "runtime/ConfigExpr.h"
 #include "runtime/DType.h"
 #include "runtime/Driver.h"

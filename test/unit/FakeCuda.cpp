@@ -8,7 +8,10 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -17,6 +20,8 @@
 using fakecuda::State;
 
 static State state;
+// Launches, memory and events may come from several threads (tuner tests).
+static std::recursive_mutex fakeMutex;
 static int primaryContextTag; // its address is the primary context
 static std::vector<void *> contextStack;
 
@@ -25,6 +30,11 @@ struct FakeFunction {
   std::string entry;
   int registers;
   int params;
+  int timeUs;
+  bool increments;
+};
+struct FakeEvent {
+  double clockUs = 0;
 };
 struct FakeModule {
   std::string ptx;
@@ -64,7 +74,7 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetCount(int *count) {
-  *count = 1;
+  *count = state.deviceCount;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetName(char *name, int length, CUdevice) {
@@ -139,6 +149,7 @@ EXPORT CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                                    unsigned count, CUjit_option *options,
                                    void **values) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
   std::string ptx = static_cast<const char *>(image);
   if (ptx.find("syntax error") != std::string::npos) {
     for (unsigned i = 0; i < count; ++i)
@@ -152,19 +163,23 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleUnload(CUmodule module) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
   ++state.moduleUnloads;
   delete reinterpret_cast<FakeModule *>(module);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                                     const char *name) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
   auto *fake = reinterpret_cast<FakeModule *>(module);
   const std::string &ptx = fake->ptx;
   if (ptx.find(std::string(".entry ") + name) == std::string::npos)
     return CUDA_ERROR_NOT_FOUND;
   fake->functions.push_back(std::make_unique<FakeFunction>(
       FakeFunction{name, ptxNumber(ptx, "// regs ", state.defaultRegisters),
-                   ptxNumber(ptx, "// params ", 0)}));
+                   ptxNumber(ptx, "// params ", 0),
+                   ptxNumber(ptx, "// time_us ", 1),
+                   ptx.find("// increments param 0") != std::string::npos}));
   *function = reinterpret_cast<CUfunction>(fake->functions.back().get());
   return CUDA_SUCCESS;
 }
@@ -197,6 +212,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
                                unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream stream,
                                void **params, void **) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
   auto *fn = reinterpret_cast<FakeFunction *>(function);
   fakecuda::LaunchRecord record{fn->entry, {gx, gy, gz}, {bx, by, bz},
                                 shared,    stream,       {}};
@@ -206,15 +222,29 @@ EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
     record.params.push_back(value);
   }
   state.launches.push_back(record);
+  state.clockUs += fn->timeUs;
+  if (fn->increments) {
+    void *target = nullptr;
+    std::memcpy(&target, params[0], sizeof(target));
+    if (target)
+      ++*static_cast<int32_t *>(target);
+  }
   return CUDA_SUCCESS;
 }
 
-// Memory, streams and events: host-backed or no-ops.
+// Memory: host-backed; copies are real. Streams: no-ops. Events: the clock.
+static std::map<uintptr_t, size_t> allocations;
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
-  *pointer = CUdeviceptr(reinterpret_cast<uintptr_t>(std::malloc(bytes)));
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  void *memory = std::calloc(bytes ? bytes : 1, 1);
+  allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
+  *pointer = CUdeviceptr(reinterpret_cast<uintptr_t>(memory));
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  allocations.erase(uintptr_t(pointer));
   std::free(reinterpret_cast<void *>(uintptr_t(pointer)));
   return CUDA_SUCCESS;
 }
@@ -222,51 +252,94 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
   *free = *total = size_t(80) << 30;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t) {
+EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
+                                        CUdeviceptr pointer) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  auto it = allocations.upper_bound(uintptr_t(pointer));
+  if (it == allocations.begin())
+    return CUDA_ERROR_NOT_FOUND;
+  --it;
+  if (uintptr_t(pointer) >= it->first + it->second)
+    return CUDA_ERROR_NOT_FOUND;
+  if (base)
+    *base = CUdeviceptr(it->first);
+  if (size)
+    *size = it->second;
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t) {
+static void *host(CUdeviceptr pointer) {
+  return reinterpret_cast<void *>(uintptr_t(pointer));
+}
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void *from,
+                                size_t bytes) {
+  std::memcpy(host(to), from, bytes);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, size_t) {
+EXPORT CUresult cuMemcpyDtoH_v2(void *to, CUdeviceptr from, size_t bytes) {
+  std::memcpy(to, host(from), bytes);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t,
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr to, CUdeviceptr from,
+                                size_t bytes) {
+  std::memmove(host(to), host(from), bytes);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void *from,
+                                     size_t bytes, CUstream) {
+  return cuMemcpyHtoD_v2(to, from, bytes);
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *to, CUdeviceptr from, size_t bytes,
                                      CUstream) {
+  return cuMemcpyDtoH_v2(to, from, bytes);
+}
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from,
+                                     size_t bytes, CUstream) {
+  return cuMemcpyDtoD_v2(to, from, bytes);
+}
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr to, unsigned char value,
+                              size_t count) {
+  std::memset(host(to), value, count);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, CUstream) {
-  return CUDA_SUCCESS;
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr to, unsigned char value,
+                                size_t count, CUstream) {
+  return cuMemsetD8_v2(to, value, count);
 }
-EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr, CUdeviceptr, size_t,
-                                     CUstream) {
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t) {
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuMemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) {
-  return CUDA_SUCCESS;
-}
-EXPORT CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t) {
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr to, unsigned value, size_t count) {
+  auto *words = static_cast<unsigned *>(host(to));
+  for (size_t i = 0; i < count; ++i)
+    words[i] = value;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned) {
-  static int tag;
-  *stream = reinterpret_cast<CUstream>(&tag);
+  static int tags[64];
+  static int next = 0;
+  *stream = reinterpret_cast<CUstream>(&tags[next++ % 64]);
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamDestroy_v2(CUstream) { return CUDA_SUCCESS; }
 EXPORT CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 EXPORT CUresult cuEventCreate(CUevent *event, unsigned) {
-  static int tag;
-  *event = reinterpret_cast<CUevent>(&tag);
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  ++state.eventsCreated;
+  *event = reinterpret_cast<CUevent>(new FakeEvent);
   return CUDA_SUCCESS;
 }
-EXPORT CUresult cuEventDestroy_v2(CUevent) { return CUDA_SUCCESS; }
-EXPORT CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
+EXPORT CUresult cuEventDestroy_v2(CUevent event) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  ++state.eventsDestroyed;
+  delete reinterpret_cast<FakeEvent *>(event);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent event, CUstream) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  reinterpret_cast<FakeEvent *>(event)->clockUs = state.clockUs;
+  return CUDA_SUCCESS;
+}
 EXPORT CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
-EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent, CUevent) {
-  *ms = 1.0f;
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
+  *ms = float((reinterpret_cast<FakeEvent *>(end)->clockUs -
+               reinterpret_cast<FakeEvent *>(start)->clockUs) /
+              1000.0);
   return CUDA_SUCCESS;
 }

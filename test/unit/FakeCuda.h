@@ -34,6 +34,16 @@ struct State {
   int registersPerBlock = 65536;
   // Per-function attributes; PTX may override with "// regs N".
   int defaultRegisters = 32;
+  // Timing: every launch advances a virtual clock by the function's
+  // "// time_us N" (default 1); events record the clock, so
+  // cuEventElapsedTime measures the launches between two events. A function
+  // whose PTX says "// increments param 0" adds 1 to the int32 behind its
+  // first (pointer) parameter, so tests can see whether outputs were
+  // restored between timing runs.
+  double clockUs = 0;
+  int eventsCreated = 0;
+  int eventsDestroyed = 0;
+  int deviceCount = 1;
 
   // Observations.
   void *currentContext = nullptr;
