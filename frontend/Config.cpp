@@ -1,6 +1,8 @@
 //===- frontend/Config.cpp - kernel configurations from @autotune, defaults, -D ===//
 #include "frontend/Config.h"
 
+#include <set>
+
 namespace tessel::frontend {
 
 const ConstValue *Specialization::lookup(const std::string &name) const {
@@ -38,6 +40,7 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
   };
 
   std::vector<Specialization> result;
+  std::set<std::string> reportedMissing;
   std::vector<const ast::AutotuneConfig *> configs;
   if (kernel.autotune)
     for (const ast::AutotuneConfig &c : kernel.autotune->configs)
@@ -98,6 +101,8 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
         if (kv.first == p.name)
           found = &kv.second;
       if (!found) {
+        if (!reportedMissing.insert(p.name).second)
+          continue;
         Diagnostic &d = diags.error(p.range, "constexpr '" + p.name + "' of kernel '" +
                                                  kernel.name + "' has no value");
         DiagnosticEngine::note(d, where,

@@ -138,6 +138,20 @@ std::string DiagnosticEngine::render(const Diagnostic &diag) const {
 }
 
 void DiagnosticEngine::flush(std::ostream &os) {
+  // The lexer runs before the parser: print in source order.
+  // (A stable sort by offset, done on indices: std::stable_sort trips a
+  // libstdc++ deprecation warning under clang.)
+  std::vector<size_t> order;
+  for (size_t i = printed_; i < diags_.size(); ++i)
+    order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    uint32_t oa = diags_[a].range.begin.offset, ob = diags_[b].range.begin.offset;
+    return oa != ob ? oa < ob : a < b;
+  });
+  std::vector<Diagnostic> sorted;
+  for (size_t i : order)
+    sorted.push_back(std::move(diags_[i]));
+  std::move(sorted.begin(), sorted.end(), diags_.begin() + long(printed_));
   for (; printed_ < diags_.size(); ++printed_)
     os << render(diags_[printed_]);
   os.flush();

@@ -212,8 +212,10 @@ GenValue Generator::genBinary(OpKind op, const GenValue &a, const GenValue &c, S
     Value base = a.value;
     if (isBoolElem(elemOf(base.getType())))
       base = castElem(base, b.getI32Type(), range);
-    Value result = constantOf(ConstValue::ofInt(1), base.getType());
-    for (int64_t i = 0; i < c.cst.intValue; ++i)
+    if (c.cst.intValue == 0)
+      return GenValue::ofValue(constantOf(ConstValue::ofInt(1), base.getType()));
+    Value result = base;
+    for (int64_t i = 1; i < c.cst.intValue; ++i)
       result = isFloatElem(elemOf(base.getType()))
                    ? Value(mlir::arith::MulFOp::create(b, l, result, base))
                    : Value(mlir::arith::MulIOp::create(b, l, result, base));

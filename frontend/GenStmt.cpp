@@ -55,12 +55,12 @@ void Generator::genAssign(const Stmt &stmt) {
   if (stmt.kind == StmtKind::AugAssign) {
     GenValue cur = genName(target);
     GenValue rhs = genExpr(*stmt.value);
-    bind(target.name, genBinary(stmt.op, cur, rhs, stmt.range), stmt.range);
+    bind(target.name, genBinary(stmt.op, cur, rhs, stmt.range), target.range);
     return;
   }
   GenValue value = genExpr(*stmt.value);
   if (target.kind == ast::ExprKind::Name) {
-    bind(target.name, value, stmt.range);
+    bind(target.name, value, target.range);
     return;
   }
   // Tuple unpacking: a, b = f(x)

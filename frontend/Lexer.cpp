@@ -127,6 +127,7 @@ private:
     tokens_.push_back(Token{kind, SourceRange(begin, here()), std::move(text)});
   }
   void handleLineStart();
+  bool nextLineStartsStatement() const;
   void lexToken();
   void lexNumber(SourceLoc begin);
   void lexString(SourceLoc begin);
@@ -162,6 +163,20 @@ std::vector<Token> Lexer::run() {
   return std::move(tokens_);
 }
 
+bool Lexer::nextLineStartsStatement() const {
+  size_t p = pos_;
+  while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t'))
+    ++p;
+  if (p < text_.size() && text_[p] == '@')
+    return true;
+  size_t end = p;
+  while (end < text_.size() && isIdentChar(text_[end]))
+    ++end;
+  std::string word = text_.substr(p, end - p);
+  return word == "def" || word == "return" || word == "pass" || word == "elif" ||
+         word == "for";
+}
+
 // Measures the indentation of a new line, skipping blank and comment-only
 // lines, and emits INDENT/DEDENT tokens.
 void Lexer::handleLineStart() {
@@ -188,14 +203,13 @@ void Lexer::handleLineStart() {
     return;
   }
   while (width < indents_.back()) {
+    // Between two levels: report, and keep the line in the inner block.
+    if (indents_.size() >= 2 && indents_[indents_.size() - 2] < width) {
+      diags_.error(SourceRange(loc), "unindent does not match any outer indentation level");
+      break;
+    }
     indents_.pop_back();
     push(TokenKind::Dedent, loc);
-  }
-  if (width != indents_.back()) {
-    diags_.error(SourceRange(loc),
-                 "unindent does not match any outer indentation level");
-    if (indents_.size() > 1)
-      indents_.back() = width;
   }
 }
 
@@ -213,6 +227,10 @@ void Lexer::lexToken() {
   if (c == '\n') {
     SourceLoc begin = here();
     advance();
+    // Recovery from an unclosed bracket: a line that can only start a
+    // statement ends the bracketed expression (the parser reports the ')').
+    if (depth_ > 0 && nextLineStartsStatement())
+      depth_ = 0;
     if (depth_ == 0) {
       tokens_.push_back(Token{TokenKind::Newline, SourceRange(begin, begin), {}});
       atLineStart_ = true;

@@ -958,6 +958,8 @@ bool Parser::parseSubscripts(Expr &sub) {
       ExprPtr index = parseExpr();
       if (!index)
         return false;
+      if (is(TokenKind::Colon))
+        return error("slices with bounds are not supported; indices are ':' or None");
       sub.depth = std::max(sub.depth, index->depth + 1);
       sub.args.push_back(std::move(index));
     }
