@@ -162,7 +162,7 @@ int runSoftmax(int argc, char **argv) {
       fieldColumn("tessel GB/s", "tessel_gbps", 0), fieldColumn("torch GB/s", "torch_gbps", 0),
       fieldColumn("copy GB/s", "copy_gbps", 0), fieldColumn("tessel/copy", "tessel_vs_copy", 3),
       fieldColumn("speed-up vs torch", "tessel_vs_torch", 2),
-      fieldColumn("max |err|", "max_abs_error", 7)};
+      fieldColumn("max abs err", "max_abs_error", 7)};
   std::cout << "device: " << device.name << ", driver " << device.driverVersion << "\n"
             << formatTable(records, columns);
   Record meta;
