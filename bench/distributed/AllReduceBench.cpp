@@ -128,6 +128,7 @@ int runAllReduce(int argc, char **argv) {
       std::fprintf(stderr, "allreduce %s x%d %s: %.3f ms\n", pg->backendName().c_str(), pg->size(),
                    sizes[k].c_str(), s.mean);
   }
+  pg->shutdown();
   if (!leader)
     return 0;
   using tessel::bench::fieldColumn;

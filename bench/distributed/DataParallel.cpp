@@ -428,16 +428,13 @@ void DataParallel::finishGradientSynchronization() {
 }
 
 void DataParallel::zeroGrad() {
+  // Gradients become undefined even with gradient-as-bucket-view: the next
+  // backward then hands each fresh gradient to its hook, which copies it into
+  // the bucket slot once (one read, one write) and makes .grad() the slot view.
+  // Zeroing the buckets instead would cost a zero pass plus an accumulate
+  // (two reads, one write) per gradient.
   State &s = *state_;
   std::lock_guard<std::mutex> lock(s.mutex);
-  torch::NoGradGuard noGrad;
-  if (s.viewGrads) {
-    for (torch::Tensor &buffer : s.bucketBuffers)
-      buffer.zero_();
-    for (size_t p = 0; p < s.params.size(); ++p)
-      s.moveGradIntoBucket(static_cast<int>(p));
-    return;
-  }
   for (torch::Tensor &param : s.params)
     param.mutable_grad() = torch::Tensor();
 }

@@ -25,7 +25,8 @@
 //               its last gradient is ready. The first bucket is small
 //               (firstBucketMb) so communication starts early; with
 //               gradientAsBucketView the .grad() tensors are views into the
-//               bucket buffers (no copy in or out).
+//               bucket buffers (one copy in, none out, no second gradient copy
+//               in memory).
 // Collectives are always launched in bucket order (a ready bucket waits for the
 // ones before it), so every rank issues the same sequence even when autograd
 // finishes gradients in a different order on different ranks.
@@ -131,8 +132,9 @@ public:
   /// Inside a noSync() scope it does nothing.
   void finishGradientSynchronization();
 
-  /// Zeroes the gradients. With gradient-as-bucket-view this zeroes the bucket
-  /// buffers and keeps .grad() as views; otherwise .grad() becomes undefined.
+  /// Drops the gradients (.grad() becomes undefined, as zero_grad(set_to_none)).
+  /// With gradient-as-bucket-view each new gradient is copied into its bucket
+  /// slot by its hook and .grad() is that slot's view again after backward.
   void zeroGrad();
 
   /// While alive, backward accumulates gradients locally and nothing is sent;

@@ -168,6 +168,13 @@ void ProcessGroup::barrier() {
   }
 }
 
+void ProcessGroup::shutdown() {
+  if (!backend_)
+    return;
+  synchronizeDevice();
+  backend_->shutdown();
+}
+
 void ProcessGroup::synchronizeDevice() const {
   if (device_.is_cuda())
     detail::synchronizeCurrentStream(device_);

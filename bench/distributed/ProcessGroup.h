@@ -103,6 +103,10 @@ public:
   void barrier();
   /// Host-side synchronisation of the device's current stream (no-op on CPU).
   void synchronizeDevice() const;
+  /// Ends the backend cleanly (NCCL: finalises its communicators, as
+  /// torch.distributed.destroy_process_group does). Call on every rank when done;
+  /// no collective may follow.
+  void shutdown();
 
 private:
   ProcessGroup() = default;

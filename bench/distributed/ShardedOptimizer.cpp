@@ -212,7 +212,6 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
   pg_->wait(pg_->broadcast(flatParams_, 0), "broadcast of rank 0's parameters");
   if (mode_ == ShardMode::Zero1) {
     flatGrads_ = torch::zeros_like(flatParams_);
-    zeroGrad();
   }
 
   std::vector<torch::Tensor> own;
@@ -231,10 +230,10 @@ void ShardedOptimizer::zeroGrad() {
       p.mutable_grad() = torch::Tensor();
     return;
   }
-  flatGrads_.zero_();
-  for (size_t i = 0; i < params_.size(); ++i)
-    params_[i].mutable_grad() =
-        flatGrads_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes());
+  // As DataParallel::zeroGrad: fresh gradients are copied into their slots by
+  // step(), which is cheaper than zeroing the buffer and accumulating into it.
+  for (torch::Tensor &p : params_)
+    p.mutable_grad() = torch::Tensor();
 }
 
 void ShardedOptimizer::step() {

@@ -12,10 +12,11 @@
 //     shard only, steps it, and all-gathers the parameters: 2 x Psi bytes on the
 //     wire per step, as much as one all-reduce.
 //
-// Both modes lay the parameters out in one flat buffer per dtype-free f32
-// world: the rank regions one after the other (each padded to the largest),
+// Both modes lay the parameters out in one flat buffer: the rank regions one
+// after the other (each padded to the largest),
 // and make every parameter's data a view into it, so the broadcast / all-gather
-// needs no copies and no extra memory. Zero1 does the same for gradients.
+// needs no copies and no extra memory. Zero1 keeps the gradients in a second
+// flat buffer of the same layout for the reduce-scatter.
 //
 //   auto shard = tessel::dist::ShardedOptimizer(model->parameters(), pg,
 //       tessel::dist::torchAdamW(torch::optim::AdamWOptions(1e-3)),
@@ -87,8 +88,9 @@ public:
   /// the gradients, steps the own shard, all-gathers the parameters. Parameters
   /// without a gradient on every rank are left alone by LibTorch's optimizers.
   void step();
-  /// Zero1: zeroes the flat gradient buffer (gradients stay views into it);
-  /// Broadcast: gradients become undefined.
+  /// Gradients become undefined (Zero1: step() copies the next ones into the
+  /// flat buffer and leaves .grad() as views into it). With DataParallel, call
+  /// its zeroGrad() instead.
   void zeroGrad();
 
   ShardMode mode() const { return mode_; }

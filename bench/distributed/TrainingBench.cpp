@@ -314,6 +314,7 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
 int finishReport(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
                  const std::string &study, const std::vector<Record> &records,
                  const std::vector<tessel::bench::Column> &columns) {
+  pg->shutdown();
   if (pg->rank() != 0)
     return 0;
   std::cout << tessel::bench::formatTable(records, columns, o.markdown);
