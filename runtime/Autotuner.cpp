@@ -642,8 +642,16 @@ TunedKernel TunedKernel::load(const Package &package, std::string_view name,
                         info.paramIndex(param));
     k.restoreBytes[size_t(at - k.restoreParams.begin())] = bytes;
   }
-  if (!info.autotunePrune.empty())
+  if (!options.prune.empty()) {
+    ConfigExpr::parse(options.prune)
+        .checkNames(pruneNames(info), "TuneOptions::prune");
+    k.prune = ConfigExpr::parse(
+        info.autotunePrune.empty()
+            ? options.prune
+            : "(" + info.autotunePrune + ") or (" + options.prune + ")");
+  } else if (!info.autotunePrune.empty()) {
     k.prune = ConfigExpr::parse(info.autotunePrune);
+  }
 
   k.autotune = options.autotune.value_or(envFlag("TESSEL_AUTOTUNE", true));
   k.print = options.print.value_or(envFlag("TESSEL_PRINT_AUTOTUNING", false));

@@ -82,6 +82,9 @@ struct TuneOptions {
   /// to the end of its allocation (cuMemGetAddressRange), which is always
   /// enough.
   std::vector<std::pair<std::string, size_t>> restoreBytes;
+  /// An extra prune condition (same language and names as the package's
+  /// autotune_prune, see ConfigExpr.h), or-ed with the package's.
+  std::string prune;
   /// Unset: from the environment (TESSEL_AUTOTUNE, TESSEL_PRINT_AUTOTUNING,
   /// TESSEL_CACHE_DIR). An empty cacheDir disables the disk cache.
   std::optional<bool> autotune;

@@ -248,6 +248,23 @@ TEST_F(Autotuner, PruneConditionDropsConfigsPerKey) {
       << error;
 }
 
+TEST_F(Autotuner, PruneFromTheApiIsOredWithThePackages) {
+  Package package = incPackage();
+  package.kernels[0].autotunePrune = "BLOCK == 256";
+  TuneOptions o = options();
+  o.prune = "BLOCK > n";
+  TunedKernel inc = TunedKernel::load(package, "inc", o);
+  inc.launch(1, {outPtr(), x, 300}); // 256 (package) and 512 (API) pruned
+  TuningResult r = inc.results().back();
+  EXPECT_EQ(r.source, "only-valid");
+  EXPECT_EQ(r.config, 0);
+  EXPECT_EQ(r.timings[1].skipped, "pruned by '(BLOCK == 256) or (BLOCK > n)'");
+  o.prune = "BLOCK > m";
+  EXPECT_EQ(errorOf([&] { TunedKernel::load(package, "inc", o); }),
+            "TuneOptions::prune 'BLOCK > m' uses 'm', which is not one of "
+            "BLOCK, num_warps, num_stages, n");
+}
+
 TEST_F(Autotuner, AutotuneOffTakesTheFirstValidConfig) {
   TuneOptions o = options();
   o.autotune = false;
