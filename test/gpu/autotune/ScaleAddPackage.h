@@ -1,0 +1,70 @@
+//===- test/gpu/autotune/ScaleAddPackage.h - A tunable package from nvcc PTX -*- C++ -*-===//
+//
+// Builds a multi-config package around scale_add.ptx (nvcc output, so the GPU
+// tests and tessel-launch-bench need no compiler): out = out * alpha + x in
+// place, ELEMS elements per thread, grid = cdiv(n, ELEMS * num_warps * 32).
+//
+//   config 0: ELEMS=1, 4 warps, scale_add_slow (spins first: never the fastest)
+//   config 1: ELEMS=1, 8 warps
+//   config 2: ELEMS=4, 4 warps
+//   config 3: ELEMS=8, 4 warps, asks for 1 GiB of shared memory (never fits)
+//   config 4: ELEMS=8, 2 warps
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
+#define TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
+
+#include "runtime/Runtime.h"
+
+namespace tessel::test {
+
+inline Package scaleAddPackage(const std::string &ptxPath, bool restore = true) {
+  std::string ptx = readFile(ptxPath);
+  Package package;
+  package.origin = "scale_add.tslpkg";
+  package.compiler = "nvcc (test data)";
+  KernelInfo kernel;
+  kernel.name = "scale_add";
+  kernel.params = {{"out", ParamKind::Pointer, DType::F32},
+                   {"x", ParamKind::Pointer, DType::F32},
+                   {"n", ParamKind::Scalar, DType::I32},
+                   {"alpha", ParamKind::Scalar, DType::F32}};
+  kernel.constexprParams = {"ELEMS"};
+  kernel.autotuneKey = {"n"};
+  if (restore)
+    kernel.autotuneRestore = {"out"};
+  struct Spec {
+    const char *entry;
+    int elems, warps;
+    int64_t shared;
+  };
+  const Spec specs[] = {{"scale_add_slow", 1, 4, 0},
+                        {"scale_add_1", 1, 8, 0},
+                        {"scale_add_4", 4, 4, 0},
+                        {"scale_add_8", 8, 4, int64_t(1) << 30},
+                        {"scale_add_8", 8, 2, 0}};
+  int config = 0;
+  for (const Spec &spec : specs) {
+    Variant v;
+    v.config = config++;
+    v.constexprs = {{"ELEMS", Json(spec.elems)}};
+    v.numWarps = spec.warps;
+    v.sharedBytes = spec.shared;
+    v.arch = "sm_80";
+    v.entry = spec.entry;
+    v.ptx = ptx;
+    kernel.variants.push_back(std::move(v));
+  }
+  package.kernels.push_back(std::move(kernel));
+  package.validate();
+  return package;
+}
+
+/// The grid of scale_add for n elements under config c.
+inline Grid scaleAddGrid(int64_t n, const Config &c) {
+  return cdiv(n, c["ELEMS"] * c.numWarps() * 32);
+}
+
+} // namespace tessel::test
+
+#endif // TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
