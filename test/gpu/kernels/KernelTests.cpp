@@ -23,6 +23,8 @@ constexpr int64_t kGuard = 64; // elements after the end that must stay untouche
 
 enum class Storage { F32, BF16, F16 };
 const char *name(Storage s) { return s == Storage::F32 ? "f32" : s == Storage::BF16 ? "bf16" : "f16"; }
+/// Test names and CTest entries read "f32", not a byte dump.
+void PrintTo(Storage s, std::ostream *os) { *os << name(s); }
 size_t bytesOf(Storage s) { return s == Storage::F32 ? 4 : 2; }
 
 float bf16ToFloat(uint16_t bits) {
