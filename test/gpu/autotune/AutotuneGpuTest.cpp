@@ -69,6 +69,7 @@ struct RunReport {
 RunReport runOnce(const std::string &cacheDir, int n, CUstream stream,
                   bool print = false) {
   auto start = std::chrono::steady_clock::now();
+  Driver::get().ensureCurrent(0);
   TuneOptions options;
   options.cacheDir = cacheDir;
   options.print = print;
