@@ -84,6 +84,10 @@ struct Scope {
 
 class Generator {
 public:
+  /// The largest tile (elements) a kernel may create: far beyond what fits a
+  /// thread block, small enough that shape arithmetic cannot overflow.
+  static constexpr int64_t kMaxTileElements = int64_t(1) << 24;
+
   Generator(mlir::MLIRContext &context, const ast::Module &module, const Specialization &spec,
             DiagnosticEngine &diags);
 

@@ -198,6 +198,12 @@ GenValue Generator::genCall(const Expr &expr) {
     }
     if (shape.empty())
       return error(argRange(0), "the shape of " + name + "() must have at least one dimension");
+    int64_t elements = 1;
+    for (int64_t d : shape)
+      elements = std::min<int64_t>(elements * d, kMaxTileElements + 1);
+    if (elements > kMaxTileElements)
+      return error(argRange(0), "tile too large: " + shapeName(shape) + " has more than " +
+                                    std::to_string(kMaxTileElements) + " elements");
     if (!dtypeV.isConst() || !dtypeV.cst.isDType())
       return error(argRange(isFull ? 2 : 1), name + "() needs a dtype (like f32), got " +
                                                  describe(dtypeV));

@@ -3,6 +3,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <cmath>
+
 namespace tessel::frontend {
 
 using mlir::Type;
@@ -33,7 +35,12 @@ Value Generator::constantScalar(const ConstValue &c, Type elem) {
   } else if (elem.isInteger(1)) {
     attr = b.getIntegerAttr(elem, c.truthy() ? 1 : 0);
   } else {
-    int64_t v = c.isFloat() ? int64_t(c.floatValue) : c.intValue;
+    int64_t v = c.intValue;
+    if (c.isFloat()) {
+      // Saturating, as a float-to-int conversion must not be undefined here.
+      double f = c.floatValue;
+      v = std::isnan(f) ? 0 : f >= 9.2e18 ? INT64_MAX : f <= -9.2e18 ? INT64_MIN : int64_t(f);
+    }
     attr = b.getIntegerAttr(elem, llvm::APInt(elem.getIntOrFloatBitWidth(), uint64_t(v),
                                               /*isSigned=*/true, /*implicitTrunc=*/true));
   }
@@ -168,6 +175,14 @@ bool Generator::broadcastTogether(llvm::MutableArrayRef<Value> values, SourceRan
       return false;
     }
     shape = *joined;
+  }
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  if (elements > kMaxTileElements) {
+    error(range, "tile too large: " + shapeName(shape) + " has more than " +
+                     std::to_string(kMaxTileElements) + " elements");
+    return false;
   }
   for (Value &v : values)
     if (v)

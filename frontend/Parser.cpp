@@ -26,6 +26,17 @@ bool isDTypeName(const std::string &name) {
   return false;
 }
 
+/// Python statements the language does not have (reported by name).
+bool isUnsupportedKeyword(const std::string &word) {
+  static const char *words[] = {"while", "break", "continue", "import", "from", "class",
+                                "try", "with", "lambda", "global", "nonlocal", "del",
+                                "assert", "yield", "raise", "async", "await"};
+  for (const char *w : words)
+    if (word == w)
+      return true;
+  return false;
+}
+
 class Parser {
 public:
   Parser(std::vector<Token> tokens, DiagnosticEngine &diags, const ParserLimits &limits)
@@ -487,6 +498,16 @@ void Parser::parseStatementInto(std::vector<StmtPtr> &body) {
     skipLine();
     skipBlock();
     return;
+  case TokenKind::Name:
+    if (isUnsupportedKeyword(tok().text) && peekTok(1).kind != TokenKind::Assign &&
+        peekTok(1).kind != TokenKind::LParen && peekTok(1).kind != TokenKind::Dot) {
+      error("'" + tok().text + "' is not supported in Tessel kernels");
+      skipLine();
+      skipBlock();
+      return;
+    }
+    stmt = parseSimpleStatement();
+    break;
   default:
     stmt = parseSimpleStatement();
     break;
