@@ -1,0 +1,115 @@
+//===- interpreter/Source.cpp - .tsl source -> interpretable kernel -------===//
+#include "interpreter/Source.h"
+
+#include "frontend/Config.h"
+#include "frontend/MLIRDiagnostics.h"
+#include "frontend/MLIRGen.h"
+#include "frontend/Parser.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fe = tessel::frontend;
+
+namespace tessel::interp {
+
+static std::string rendered(const fe::DiagnosticEngine &diags) {
+  std::string out;
+  for (const fe::Diagnostic &d : diags.diagnostics())
+    out += diags.render(d);
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
+}
+
+llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::string &text,
+                                           const SourceOptions &opts) {
+  fe::SourceFile file(path, text);
+  fe::DiagnosticEngine diags(file);
+  fe::ast::Module module = fe::parseModule(file, diags);
+  if (diags.hasErrors())
+    return llvm::createStringError(rendered(diags));
+  const fe::ast::Function *kernel = nullptr;
+  std::string names;
+  for (const auto &fn : module.functions) {
+    if (fn->kind != fe::ast::FunctionKind::Kernel)
+      continue;
+    names += (names.empty() ? "" : ", ") + fn->name;
+    if (opts.kernel.empty() ? !kernel : fn->name == opts.kernel)
+      kernel = fn.get();
+  }
+  if (!kernel || (opts.kernel.empty() && names.find(',') != std::string::npos))
+    return llvm::createStringError(
+        path + ": " + (opts.kernel.empty() ? "name the kernel to run" : "no @kernel '" + opts.kernel + "'") +
+        " (the file has: " + (names.empty() ? "none" : names) + ")");
+
+  fe::ConstexprValues overrides;
+  for (const std::string &d : opts.defines) {
+    size_t eq = d.find('=');
+    std::optional<fe::ConstValue> value;
+    if (eq != std::string::npos)
+      value = fe::parseConstValue(std::string_view(d).substr(eq + 1));
+    if (!value)
+      return llvm::createStringError("-D expects NAME=VALUE (an int, float, bool or dtype), got '" +
+                                     d + "'");
+    overrides.emplace_back(d.substr(0, eq), *value);
+  }
+  auto configs = fe::resolveConfigs(*kernel, overrides, 4, diags);
+  if (!configs || diags.hasErrors())
+    return llvm::createStringError(rendered(diags));
+  if (opts.config >= configs->size())
+    return llvm::createStringError("configuration " + std::to_string(opts.config) + ": kernel '" +
+                                   kernel->name + "' has " + std::to_string(configs->size()));
+  const fe::Specialization &spec = (*configs)[opts.config];
+
+  mlir::MLIRContext context;
+  context.disableMultithreading();
+  fe::loadMLIRGenDialects(context);
+  mlir::OwningOpRef<mlir::ModuleOp> ir;
+  {
+    fe::SourceDiagnosticHandler handler(&context, diags);
+    ir = fe::generateKernel(context, module, kernel->name, spec, diags);
+  }
+  if (!ir)
+    return llvm::createStringError(rendered(diags));
+  llvm::Expected<CompiledKernel> compiled = CompiledKernel::compile(*ir, kernel->name);
+  if (!compiled)
+    return compiled.takeError();
+  SourceKernel result;
+  result.kernel = std::move(*compiled);
+  for (const fe::ast::Param &p : kernel->params)
+    if (p.kind != fe::ast::ParamKind::Constexpr)
+      result.paramNames.push_back(p.name);
+  for (const auto &[name, value] : spec.constexprs)
+    result.configText += (result.configText.empty() ? "" : " ") + name + "=" + value.toString();
+  return result;
+}
+
+llvm::Expected<SourceKernel> compileSourceFile(const std::string &path, const SourceOptions &opts) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError("cannot read '" + path + "': " + buffer.getError().message());
+  return compileSource(path, (*buffer)->getBuffer().str(), opts);
+}
+
+llvm::Expected<CompiledKernel> compileIR(const std::string &text, const std::string &kernel) {
+  mlir::MLIRContext context;
+  context.disableMultithreading();
+  fe::loadMLIRGenDialects(context);
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "tessel_ir"),
+                               llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return llvm::createStringError("cannot parse the tessel IR:\n" + errors);
+  return CompiledKernel::compile(*module, kernel);
+}
+
+} // namespace tessel::interp

@@ -1,0 +1,50 @@
+//===- interpreter/Source.h - .tsl source -> interpretable kernel -*- C++ -*-===//
+//
+// The bridge from the frontend to the interpreter (library
+// TesselInterpreterSource, built with the frontend): parse a .tsl file,
+// resolve one configuration of a kernel with -D overrides, generate its
+// tessel-dialect module and compile it for the interpreter. Also parses
+// tessel-dialect text (.mlir, or a package's "tessel_ir").
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_INTERPRETER_SOURCE_H
+#define TESSEL_INTERPRETER_SOURCE_H
+
+#include "interpreter/Interpreter.h"
+
+#include <string>
+#include <vector>
+
+namespace tessel::interp {
+
+struct SourceOptions {
+  /// The kernel to compile; empty: the file's only @kernel.
+  std::string kernel;
+  /// "NAME=VALUE" constexpr overrides (as tesselc -D).
+  std::vector<std::string> defines;
+  /// Which @autotune configuration (after the overrides).
+  unsigned config = 0;
+};
+
+/// A kernel compiled from source, with its runtime parameter names.
+struct SourceKernel {
+  CompiledKernel kernel;
+  std::vector<std::string> paramNames;
+  /// "BLOCK=1024 T=f32" for messages.
+  std::string configText;
+};
+
+/// Compiles kernel `opts.kernel` of the .tsl text `text` (named `path` in
+/// locations and messages). Errors are the frontend's rendered diagnostics.
+llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::string &text,
+                                           const SourceOptions &opts);
+/// Reads `path`, then compileSource().
+llvm::Expected<SourceKernel> compileSourceFile(const std::string &path,
+                                               const SourceOptions &opts);
+/// Parses tessel-dialect IR text and compiles function `kernel` (or its only
+/// `tessel.kernel` function).
+llvm::Expected<CompiledKernel> compileIR(const std::string &text, const std::string &kernel = "");
+
+} // namespace tessel::interp
+
+#endif // TESSEL_INTERPRETER_SOURCE_H
