@@ -19,6 +19,16 @@
 #   bench/distributed/run-distributed-gpu.sh build allreduce ddp summary
 #   bench/distributed/run-distributed-gpu.sh build shard python summary
 set -euo pipefail
+case ${1:-} in
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  --version) echo "run-distributed-gpu.sh 0.1.0"; exit 0 ;;
+esac
+for s in "$@"; do
+  case $s in
+    all | build | allreduce | ddp | shard | python | summary | nsys) ;;
+    *) echo "unknown stage '$s' (build allreduce ddp shard python summary nsys | all)" >&2; exit 2 ;;
+  esac
+done
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-gpu}
@@ -143,12 +153,11 @@ trap copy_out EXIT
 
 stages=("$@")
 [[ ${#stages[@]} -eq 0 || ${stages[0]} == all ]] && stages=(build allreduce ddp shard python summary)
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || true
+if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || true; fi
 for s in "${stages[@]}"; do
   case $s in
     build) stage_build || { say "build failed"; exit 1; } ;;
     allreduce | ddp | shard | python | summary | nsys) "stage_$s" || say "$s failed" ;;
-    *) say "unknown stage '$s' (build allreduce ddp shard python summary nsys | all)"; exit 2 ;;
   esac
 done
 say "done; results in $OUT"

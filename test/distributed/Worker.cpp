@@ -334,11 +334,21 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 } // namespace
 
 int main(int argc, char **argv) {
+  const char *usage = "usage: %s ddp|shard|save CKPT REF|load CKPT REF|peer-exits\n"
+                      "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s ddp|shard|save CKPT REF|load CKPT REF|peer-exits\n", argv[0]);
+    std::fprintf(stderr, usage, argv[0]);
     return 2;
   }
   std::string scenario = argv[1];
+  if (scenario == "--help") {
+    std::printf(usage, argv[0]);
+    return 0;
+  }
+  if (scenario == "--version") {
+    std::printf("tessel-dist-worker 0.1.0\n");
+    return 0;
+  }
   torch::set_num_threads(1); // several ranks share the CI machine's two cores
   ProcessGroupOptions options;
   options.backend = BackendKind::Gloo;

@@ -130,6 +130,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("folder")
     p.add_argument("--output", help="markdown file (default: stdout)")
+    p.add_argument("--version", action="version", version="summarize_distributed.py 0.1.0")
     args = p.parse_args(argv)
     py = load(os.path.join(args.folder, "pytorch.json")) or {}
     pytorch = py.get("results", [])
