@@ -169,6 +169,10 @@ struct DataParallel::State {
     if (ready[p])
       return; // a second backward through the same graph before finishing
     ready[p] = 1;
+    // Into the bucket right away: the fresh gradient autograd made is freed
+    // now rather than when the whole bucket is ready.
+    if (mode == DdpMode::Bucketed)
+      moveGradIntoBucket(p);
     --missing[bucketOf[p]];
     size_t before = nextLaunch;
     launchReadyBuckets();
