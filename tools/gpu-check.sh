@@ -9,7 +9,7 @@
 #                                                  against the machine's LibTorch, run the
 #                                                  GPU tests and benchmarks; results in $OUT
 #
-# Stages of `run`: build tests softmax (the default).
+# Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
 # The snapshot makes the GPU run reproducible: exactly the commit named in device.txt.
@@ -72,6 +72,10 @@ run)
     softmax)
       "$build"/bin/tessel-bench softmax --json "$out/softmax.json" --markdown "$out/softmax.md" 2>&1 |
         tee "$out/softmax.txt"
+      ;;
+    launch)
+      # Launch overhead and first-call tuning (the autotuner's own small build).
+      OUT="$out" BUILD_DIR="$build-launch" TESSEL_CARRY="$carry" bash bench/launch/run-launch-gpu.sh
       ;;
     *)
       echo "unknown stage $stage" >&2
