@@ -241,10 +241,14 @@ void ShardedOptimizer::step() {
   int rank = pg_->rank(), world = pg_->size();
   if (mode_ == ShardMode::Broadcast) {
     local_->step();
+    // All owners' broadcasts in flight at once, then wait for them.
+    std::vector<Work> works;
     for (int r = 0; r < world; ++r) {
       torch::Tensor region = flatParams_.narrow(0, r * regionElements_, regionElements_);
-      pg_->wait(pg_->broadcast(region, r), "parameter broadcast from rank " + std::to_string(r));
+      works.push_back(pg_->broadcast(region, r));
     }
+    for (int r = 0; r < world; ++r)
+      pg_->wait(works[r], "parameter broadcast from rank " + std::to_string(r));
     return;
   }
   // Zero1: every gradient into its slot of the flat buffer (a no-op for views).
