@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,9 @@ struct Scope {
   std::map<std::string, GenValue> vars;
   /// Where each variable was last assigned (for notes).
   std::map<std::string, SourceRange> defs;
+  /// Variables that went out of scope at the end of a loop body or of one
+  /// branch of a runtime `if`, and where they were assigned (for notes).
+  std::map<std::string, SourceRange> dropped;
   /// Set by `return` in a @func.
   std::optional<GenValue> returnValue;
   bool returned = false;
@@ -184,6 +188,7 @@ public:
   const Specialization &spec;
   DiagnosticEngine &diags;
   mlir::StringAttr fileName;
+  std::unique_ptr<Scope> kernelScope_;
   Scope *scope = nullptr;
   std::vector<Scope *> callStack;
   mlir::Location curLoc_;

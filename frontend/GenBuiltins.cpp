@@ -476,6 +476,10 @@ GenValue Generator::genCall(const Expr &expr) {
 
   if (name == "range")
     return error(callee.range, "range() is only allowed in 'for x in range(...)'");
+  for (const char *planned : {"dot", "trans", "reshape", "argmax", "argmin", "atomic_add",
+                              "device_print", "multiple_of", "max_contiguous"})
+    if (name == planned)
+      return error(callee.range, "'" + name + "' is not supported yet");
   return error(callee.range, "unknown function '" + name + "'");
 }
 

@@ -74,6 +74,13 @@ GenValue Generator::genName(const ast::Expr &expr) {
   if (module.function(name))
     return error(expr.range, "'" + name + "' is a function; call it: " + name + "(...)");
   Diagnostic &d = report(expr.range, "unknown name '" + name + "'");
+  auto dropped = scope->dropped.find(name);
+  if (dropped != scope->dropped.end()) {
+    DiagnosticEngine::note(d, dropped->second,
+                           "'" + name + "' is assigned only inside a loop or one branch of a "
+                           "runtime 'if'; assign it before to use it afterwards");
+    return GenValue::poison();
+  }
   std::string best;
   unsigned bestDist = unsigned(name.size() / 3 + 1);
   for (const auto &kv : scope->vars) {

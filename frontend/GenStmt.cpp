@@ -249,6 +249,10 @@ void Generator::genDynamicIf(const Stmt &stmt, Value cond) {
   ifOp.erase();
   for (size_t i = 0; i < results.size(); ++i)
     after[results[i].name] = GenValue::ofValue(newIf.getResult(i));
+  for (const auto *branch : {&thenVars, &elseVars})
+    for (const auto &kv : *branch)
+      if (!after.count(kv.first))
+        scope->dropped[kv.first] = thenDefs.count(kv.first) ? thenDefs[kv.first] : stmt.range;
   scope->vars = after;
   for (const auto &kv : thenDefs)
     if (after.count(kv.first) && !defsBefore.count(kv.first))
@@ -366,6 +370,9 @@ void Generator::genFor(const Stmt &stmt) {
     }
     mlir::scf::YieldOp::create(b, l, yields);
   }
+  for (const auto &kv : scope->vars)
+    if (!before.count(kv.first))
+      scope->dropped[kv.first] = scope->defs.count(kv.first) ? scope->defs[kv.first] : stmt.range;
   scope->vars = before;
   scope->defs = defsBefore;
   for (size_t i = 0; i < carried.size(); ++i)

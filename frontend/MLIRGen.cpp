@@ -53,7 +53,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::generate(const ast::Function &kerne
   mod->getOperation()->setAttr("tessel.num_warps", b.getI32IntegerAttr(int32_t(spec.numWarps)));
   mod->getOperation()->setAttr("tessel.num_stages", b.getI32IntegerAttr(int32_t(spec.numStages)));
 
-  Scope kernelScope;
+  kernelScope_ = std::make_unique<Scope>();
+  Scope &kernelScope = *kernelScope_;
   kernelScope.function = &kernel;
   scope = &kernelScope;
 
