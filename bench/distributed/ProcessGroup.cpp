@@ -61,7 +61,10 @@ Environment Environment::fromEnvironment() {
   env.rank = intFromEnv("RANK", 0);
   env.worldSize = intFromEnv("WORLD_SIZE", 1);
   env.localRank = intFromEnv("LOCAL_RANK", env.rank);
-  env.masterPort = intFromEnv("MASTER_PORT", 29500);
+  // A lone process with no MASTER_PORT serves its store on any free port, so
+  // tools also run without a launcher even where 29500 is taken.
+  bool alone = env.worldSize == 1 && !std::getenv("MASTER_PORT");
+  env.masterPort = alone ? 0 : intFromEnv("MASTER_PORT", 29500);
   if (const char *addr = std::getenv("MASTER_ADDR"); addr && *addr)
     env.masterAddr = addr;
   if (env.worldSize < 1)
@@ -69,7 +72,7 @@ Environment Environment::fromEnvironment() {
   if (env.rank >= env.worldSize)
     throw std::invalid_argument("RANK " + std::to_string(env.rank) + " is not below WORLD_SIZE " +
                                 std::to_string(env.worldSize));
-  if (env.masterPort < 1 || env.masterPort > 65535)
+  if ((env.masterPort < 1 && !alone) || env.masterPort > 65535)
     throw std::invalid_argument("MASTER_PORT must be a port number");
   return env;
 }

@@ -51,13 +51,14 @@ const char *toString(BackendKind kind);
 bool ncclCompiledIn();
 
 /// The launcher's variables. fromEnvironment() defaults to a single process
-/// (rank 0 of 1 on 127.0.0.1:29500) when none are set, so every tool also runs alone.
+/// (rank 0 of 1, its store on 127.0.0.1 at any free port) when none are set, so
+/// every tool also runs alone; MASTER_PORT defaults to 29500 otherwise.
 struct Environment {
   int rank = 0;
   int worldSize = 1;
   int localRank = 0;
   std::string masterAddr = "127.0.0.1";
-  int masterPort = 29500;
+  int masterPort = 29500; ///< 0: any free port (single process only)
   /// Throws std::invalid_argument on malformed or inconsistent values.
   static Environment fromEnvironment();
 };

@@ -43,7 +43,12 @@ TEST(Environment, DefaultsToOneProcess) {
   EXPECT_EQ(e.worldSize, 1);
   EXPECT_EQ(e.localRank, 0);
   EXPECT_EQ(e.masterAddr, "127.0.0.1");
-  EXPECT_EQ(e.masterPort, 29500);
+  EXPECT_EQ(e.masterPort, 0); // any free port for a lone process
+}
+
+TEST(Environment, DefaultPortWithSeveralRanks) {
+  EnvScope env("1", "2");
+  EXPECT_EQ(Environment::fromEnvironment().masterPort, 29500);
 }
 
 TEST(Environment, ReadsTheLauncherVariables) {
@@ -88,12 +93,10 @@ TEST(OptionNames, RoundTrip) {
 }
 
 TEST(ProcessGroup, SingleProcessGlooGroupWorks) {
-  EnvScope env("0", "1");
+  EnvScope env(nullptr, nullptr);
   ProcessGroupOptions options;
   options.backend = BackendKind::Gloo;
-  auto environment = Environment::fromEnvironment();
-  environment.masterPort = 0; // any free port: rank 0 serves the store itself
-  auto pg = ProcessGroup::create(environment, options);
+  auto pg = ProcessGroup::fromEnvironment(options);
   torch::Tensor t = torch::full({4}, 3.0);
   pg->wait(pg->allReduceMean(t));
   EXPECT_TRUE(torch::allclose(t, torch::full({4}, 3.0)));
