@@ -5,6 +5,7 @@
 #   allreduce-gloo-N.json/.md    the same over Gloo + CPU, N = 2, 4, 6 ranks
 #   ddp.json/.md                 tessel-bench ddp: naive, flat, overlapped, bucketed 1/10/100/1000 MB
 #                                and auto, xl, ctx 128, global batch 4, fp32 + bf16
+#   ddp-hook.json/.md            bucketed 25 MB with and without the bf16 compression hook (fp32)
 #   shard.json/.md               tessel-bench shard: none / broadcast / zero1, memory breakdown
 #   pytorch.json/.md             bench/reference/distributed/ddp_reference.py: DistributedDataParallel,
 #                                ZeroRedundancyOptimizer, torch.distributed all_reduce (same call)
@@ -113,6 +114,10 @@ stage_ddp() {
   run ddp "$RUN" -n "$NGPU" -- "$BENCH" ddp "${TRAIN[@]}" \
     --variants naive,flat,overlapped,bucketed --bucket-mb 1,10,100,1000,auto \
     --json "$RESULTS/ddp.json" --markdown-file "$RESULTS/ddp.md"
+  run ddp-hook "$RUN" -n "$NGPU" -- "$BENCH" ddp --model "$MODEL" --context-length "$CONTEXT" \
+    --batch-size "$BATCH" --precision fp32 --warmup "$WARMUP" --steps "$STEPS" \
+    --variants bucketed --bucket-mb 25 --hook none,bf16 \
+    --json "$RESULTS/ddp-hook.json" --markdown-file "$RESULTS/ddp-hook.md"
 }
 
 stage_shard() {

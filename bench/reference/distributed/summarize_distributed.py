@@ -69,6 +69,9 @@ def ddp_section(folder, pytorch):
         return "## DDP variants\n\n(no results)\n", []
     rows = []
     records = doc.get("results", [])
+    hook = load(os.path.join(folder, "ddp-hook.json"))
+    if hook:
+        records = records + [r for r in hook.get("results", []) if "bf16 hook" in r["variant"]]
     for r in records + [p for p in pytorch if p["variant"] == "pytorch-ddp"]:
         rows.append((r["variant"], r["precision"], pm(r, "step_ms"), pm(r, "comm_wait_ms"),
                      num(r.get("comm_wait_pct"), 1), num(r.get("bucket_mb"), 1), r.get("buckets", "-"),
@@ -100,7 +103,8 @@ def targets(ddp, shard, pytorch, world):
     lines = []
     for precision in sorted({r["precision"] for r in ddp + shard + pytorch}):
         ref = next((p for p in pytorch if p["variant"] == "pytorch-ddp" and p["precision"] == precision), None)
-        bucketed = [r for r in ddp if r["variant"].startswith("bucketed") and r["precision"] == precision]
+        bucketed = [r for r in ddp if r["variant"].startswith("bucketed") and "hook" not in r["variant"]
+                    and r["precision"] == precision]
         if bucketed:
             best = min(bucketed, key=lambda r: r["step_ms_mean"])
             if ref:
