@@ -98,6 +98,15 @@ private:
   std::shared_ptr<const detail::Program> program_;
 };
 
+/// Parses tessel-dialect IR text (.mlir, a package's "tessel_ir") and compiles
+/// function `kernel` (or its only `tessel.kernel` function).
+llvm::Expected<CompiledKernel> compileIR(llvm::StringRef text, llvm::StringRef kernel = "");
+
+/// Makes the runtime's launches run in this interpreter when interpretation
+/// is on (TESSEL_INTERPRET=1 or tessel::setInterpretMode(true), see
+/// runtime/Interpret.h). Idempotent.
+void installRuntimeHook();
+
 } // namespace tessel::interp
 
 #endif // TESSEL_INTERPRETER_INTERPRETER_H

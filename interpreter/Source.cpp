@@ -7,10 +7,7 @@
 #include "frontend/Parser.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace fe = tessel::frontend;
 
@@ -93,23 +90,6 @@ llvm::Expected<SourceKernel> compileSourceFile(const std::string &path, const So
   if (!buffer)
     return llvm::createStringError("cannot read '" + path + "': " + buffer.getError().message());
   return compileSource(path, (*buffer)->getBuffer().str(), opts);
-}
-
-llvm::Expected<CompiledKernel> compileIR(const std::string &text, const std::string &kernel) {
-  mlir::MLIRContext context;
-  context.disableMultithreading();
-  fe::loadMLIRGenDialects(context);
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "tessel_ir"),
-                               llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return llvm::createStringError("cannot parse the tessel IR:\n" + errors);
-  return CompiledKernel::compile(*module, kernel);
 }
 
 } // namespace tessel::interp

@@ -3,8 +3,7 @@
 // The bridge from the frontend to the interpreter (library
 // TesselInterpreterSource, built with the frontend): parse a .tsl file,
 // resolve one configuration of a kernel with -D overrides, generate its
-// tessel-dialect module and compile it for the interpreter. Also parses
-// tessel-dialect text (.mlir, or a package's "tessel_ir").
+// tessel-dialect module and compile it for the interpreter.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_INTERPRETER_SOURCE_H
@@ -41,9 +40,6 @@ llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::s
 /// Reads `path`, then compileSource().
 llvm::Expected<SourceKernel> compileSourceFile(const std::string &path,
                                                const SourceOptions &opts);
-/// Parses tessel-dialect IR text and compiles function `kernel` (or its only
-/// `tessel.kernel` function).
-llvm::Expected<CompiledKernel> compileIR(const std::string &text, const std::string &kernel = "");
 
 } // namespace tessel::interp
 

@@ -248,6 +248,7 @@ static Variant readVariant(const Json &json, const std::string &where) {
   variant.entry = fields.string("entry");
   variant.divisibleBy16 = fields.stringList("divisible_by_16", true);
   variant.ptx = fields.string("ptx");
+  variant.tesselIR = fields.optionalString("tessel_ir");
   return variant;
 }
 
@@ -524,6 +525,8 @@ Json Package::toJson() const {
       v.set("entry", variant.entry);
       v.set("divisible_by_16", stringArray(variant.divisibleBy16));
       v.set("ptx", variant.ptx);
+      if (!variant.tesselIR.empty())
+        v.set("tessel_ir", variant.tesselIR);
       variants.push(std::move(v));
     }
     k.set("variants", std::move(variants));

@@ -56,6 +56,9 @@ struct Variant {
   /// integers multiples of 16. Empty for the generic variant.
   std::vector<std::string> divisibleBy16;
   std::string ptx;
+  /// Optional: the variant's kernel in the tessel dialect (before layouts), as
+  /// text; what the CPU interpreter runs (TESSEL_INTERPRET=1, runtime/Interpret.h).
+  std::string tesselIR;
 
   int threadsPerBlock() const { return numWarps * 32; }
   bool isGeneric() const { return divisibleBy16.empty(); }

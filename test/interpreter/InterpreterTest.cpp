@@ -10,34 +10,8 @@ using namespace tessel::interp::test;
 
 namespace {
 
-// out[i] = x[i] + y[i] for i < n, BLOCK = 128.
-const char *kVectorAdd = R"mlir(
-func.func @add(%x: !tessel.ptr<f32>, %y: !tessel.ptr<f32>, %out: !tessel.ptr<f32>, %n: i32)
-    attributes {tessel.kernel} {
-  %pid = tessel.program_id 0 : i32
-  %c128 = arith.constant 128 : i32
-  %start = arith.muli %pid, %c128 : i32
-  %r = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
-  %s = tessel.splat %start : tensor<128xi32>
-  %offs = arith.addi %s, %r : tensor<128xi32>
-  %ns = tessel.splat %n : tensor<128xi32>
-  %mask = arith.cmpi slt, %offs, %ns : tensor<128xi32>
-  %xp = tessel.splat %x : tensor<128x!tessel.ptr<f32>>
-  %xa = tessel.addptr %xp, %offs : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
-  %yp = tessel.splat %y : tensor<128x!tessel.ptr<f32>>
-  %ya = tessel.addptr %yp, %offs : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
-  %op = tessel.splat %out : tensor<128x!tessel.ptr<f32>>
-  %oa = tessel.addptr %op, %offs : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
-  %xv = tessel.load %xa, %mask : tensor<128x!tessel.ptr<f32>>
-  %yv = tessel.load %ya, %mask : tensor<128x!tessel.ptr<f32>>
-  %sum = arith.addf %xv, %yv : tensor<128xf32>
-  tessel.store %oa, %sum, %mask : tensor<128x!tessel.ptr<f32>>
-  return
-}
-)mlir";
-
 TEST(Interpreter, VectorAddMaskedEdge) {
-  CompiledKernel k = compileIR(kVectorAdd);
+  CompiledKernel k = compileTestIR(kVectorAdd);
   ASSERT_TRUE(k);
   for (int n : {1, 127, 128, 129, 1000}) {
     std::vector<float> x(n), y(n), out(n, -1.0f);
@@ -87,7 +61,7 @@ std::string unmasked(bool maskLoad, bool maskStore) {
 }
 
 TEST(Interpreter, ReportsUnmaskedOutOfBoundsLoad) {
-  CompiledKernel k = compileIR(unmasked(false, true));
+  CompiledKernel k = compileTestIR(unmasked(false, true));
   ASSERT_TRUE(k);
   int n = 200;
   std::vector<float> x(n), y(n), out(n);
@@ -105,7 +79,7 @@ TEST(Interpreter, ReportsUnmaskedOutOfBoundsLoad) {
 }
 
 TEST(Interpreter, ReportsUnmaskedOutOfBoundsStore) {
-  CompiledKernel k = compileIR(unmasked(true, false));
+  CompiledKernel k = compileTestIR(unmasked(true, false));
   ASSERT_TRUE(k);
   int n = 130;
   std::vector<float> x(n), y(n), out(n);
@@ -123,7 +97,7 @@ TEST(Interpreter, ReportsUnmaskedOutOfBoundsStore) {
 }
 
 TEST(Interpreter, UnregisteredPointerIsAnError) {
-  CompiledKernel k = compileIR(kVectorAdd);
+  CompiledKernel k = compileTestIR(kVectorAdd);
   ASSERT_TRUE(k);
   std::vector<float> x(4), y(4), out(4);
   MemoryMap mem;
@@ -164,7 +138,7 @@ func.func @softmax(%arg0: !tessel.ptr<f32>, %arg1: !tessel.ptr<f32>, %arg2: i32,
 )mlir";
 
 TEST(Interpreter, SoftmaxRagged) {
-  CompiledKernel k = compileIR(kSoftmax);
+  CompiledKernel k = compileTestIR(kSoftmax);
   ASSERT_TRUE(k);
   for (int cols : {1, 37, 1000, 1024}) {
     int rows = 5, stride = cols + 3;
@@ -222,7 +196,7 @@ func.func @outer(%a: !tessel.ptr<i32>, %out: !tessel.ptr<i32>, %sums: !tessel.pt
 )mlir";
 
 TEST(Interpreter, BroadcastExpandDimsReduce2D) {
-  CompiledKernel k = compileIR(kOuter);
+  CompiledKernel k = compileTestIR(kOuter);
   ASSERT_TRUE(k);
   std::vector<int32_t> a = {1, -2, 3, 4}, out(32);
   std::vector<int64_t> sums(4);
@@ -270,7 +244,7 @@ func.func @loopsum(%x: !tessel.ptr<f32>, %out: !tessel.ptr<f32>, %n: i32, %flag:
 )mlir";
 
 TEST(Interpreter, LoopCarriedTileAndIf) {
-  CompiledKernel k = compileIR(kLoop);
+  CompiledKernel k = compileTestIR(kLoop);
   ASSERT_TRUE(k);
   for (int n : {0, 5, 16, 50}) {
     for (int flag : {0, 1}) {
@@ -311,7 +285,7 @@ func.func @cast(%x: !tessel.ptr<f32>, %b: !tessel.ptr<bf16>, %h: !tessel.ptr<f16
 )mlir";
 
 TEST(Interpreter, NarrowCastsRoundToNearestEven) {
-  CompiledKernel k = compileIR(kCast);
+  CompiledKernel k = compileTestIR(kCast);
   ASSERT_TRUE(k);
   // 1 + 2^-8 is a bf16 tie (rounds to even: 1.0); 1 + 3*2^-9 rounds up to 1 + 2^-7; 1 + 2^-11 is an f16 tie.
   std::vector<float> x = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-9f, 1.0f + 0x1p-11f, 65520.0f,
@@ -336,7 +310,7 @@ TEST(Interpreter, NarrowCastsRoundToNearestEven) {
 }
 
 TEST(Interpreter, ArgumentMismatch) {
-  CompiledKernel k = compileIR(kVectorAdd);
+  CompiledKernel k = compileTestIR(kVectorAdd);
   ASSERT_TRUE(k);
   float x = 0;
   MemoryMap mem;

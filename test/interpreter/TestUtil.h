@@ -21,8 +21,34 @@ inline void loadDialects(mlir::MLIRContext &context) {
                       mlir::scf::SCFDialect>();
 }
 
+// out[i] = x[i] + y[i] for i < n, BLOCK = 128.
+inline const char *kVectorAdd = R"mlir(
+func.func @add(%x: !tessel.ptr<f32>, %y: !tessel.ptr<f32>, %out: !tessel.ptr<f32>, %n: i32)
+    attributes {tessel.kernel} {
+  %pid = tessel.program_id 0 : i32
+  %c128 = arith.constant 128 : i32
+  %start = arith.muli %pid, %c128 : i32
+  %r = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %s = tessel.splat %start : tensor<128xi32>
+  %offs = arith.addi %s, %r : tensor<128xi32>
+  %ns = tessel.splat %n : tensor<128xi32>
+  %mask = arith.cmpi slt, %offs, %ns : tensor<128xi32>
+  %xp = tessel.splat %x : tensor<128x!tessel.ptr<f32>>
+  %xa = tessel.addptr %xp, %offs : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
+  %yp = tessel.splat %y : tensor<128x!tessel.ptr<f32>>
+  %ya = tessel.addptr %yp, %offs : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
+  %op = tessel.splat %out : tensor<128x!tessel.ptr<f32>>
+  %oa = tessel.addptr %op, %offs : tensor<128x!tessel.ptr<f32>>, tensor<128xi32>
+  %xv = tessel.load %xa, %mask : tensor<128x!tessel.ptr<f32>>
+  %yv = tessel.load %ya, %mask : tensor<128x!tessel.ptr<f32>>
+  %sum = arith.addf %xv, %yv : tensor<128xf32>
+  tessel.store %oa, %sum, %mask : tensor<128x!tessel.ptr<f32>>
+  return
+}
+)mlir";
+
 /// Parses `ir` and compiles its kernel; fails the test on errors.
-inline CompiledKernel compileIR(const std::string &ir) {
+inline CompiledKernel compileTestIR(const std::string &ir) {
   mlir::MLIRContext context;
   loadDialects(context);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
