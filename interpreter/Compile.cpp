@@ -462,6 +462,16 @@ llvm::Error Compiler::compileOp(Operation *op) {
     p.code.back().imm = int32_t(reduce.getAxis());
     return llvm::Error::success();
   }
+  if (op->getName().getStringRef() == "tessel.dot") {
+    // Matched by name: a * b + acc with f32 accumulation (operands a, b, acc).
+    if (op->getNumOperands() != 3 || op->getNumResults() != 1)
+      return failure(op, "tessel.dot expects operands (a, b, acc) and one result");
+    if (auto e = elementwise(op, Opcode::Dot))
+      return e;
+    auto precision = op->getAttrOfType<StringAttr>("inputPrecision");
+    p.code.back().imm = !precision || precision.getValue() == "tf32" ? 1 : 0;
+    return llvm::Error::success();
+  }
   return failure(op, "the interpreter does not support '" + op->getName().getStringRef().str() +
                          "'");
 }

@@ -97,6 +97,7 @@ private:
   bool execStore(const Instr &in);
   void execReduce(const Instr &in);
   void execBroadcast(const Instr &in);
+  void execDot(const Instr &in);
   void execCast(const Instr &in);
   void execCompare(const Instr &in);
   void execSelect(const Instr &in);
@@ -308,6 +309,33 @@ void Frame::execReduce(const Instr &in) {
       run(fp(in.a), fp(in.res), buf, minimumOf<float>);
     }
   }
+}
+
+void Frame::execDot(const Instr &in) {
+  // r[i, j] = acc[i, j] + sum over k ascending of a[i, k] * b[k, j], in f32. Products
+  // of f16/bf16 (and tf32) operands are exact in f32; f32 operands are rounded to
+  // tf32 first unless inputPrecision = "ieee".
+  const Slot &sa = slot(in.a), &sb = slot(in.b);
+  size_t m = size_t(sa.shape[0]), kk = size_t(sa.shape[1]), n = size_t(sb.shape[1]);
+  const float *a = fp(in.a), *b = fp(in.b);
+  float *r = fp(in.res);
+  std::memmove(r, fp(in.c), m * n * sizeof(float));
+  bool tf32 = in.imm && sa.elem == Elem::F32;
+  float *bt = reinterpret_cast<float *>(scratch.data());
+  const float *bv = b;
+  if (tf32) {
+    for (size_t k = 0; k < kk * n; ++k)
+      bt[k] = roundToTF32(b[k]);
+    bv = bt;
+  }
+  for (size_t i = 0; i < m; ++i)
+    for (size_t k = 0; k < kk; ++k) {
+      float aik = tf32 ? roundToTF32(a[i * kk + k]) : a[i * kk + k];
+      const float *brow = bv + k * n;
+      float *rrow = r + i * n;
+      for (size_t j = 0; j < n; ++j)
+        rrow[j] += aik * brow[j];
+    }
 }
 
 void Frame::execBroadcast(const Instr &in) {
@@ -540,6 +568,9 @@ bool Frame::exec(const Instr &in) {
     return execStore(in);
   case Opcode::Reduce:
     execReduce(in);
+    return true;
+  case Opcode::Dot:
+    execDot(in);
     return true;
   case Opcode::Fma: {
     const Slot &r = slot(in.res);

@@ -58,7 +58,7 @@ enum class Opcode : uint16_t {
   Splat, Broadcast, Copy,
   // Memory.
   AddPtr, Load, Store,
-  Reduce,
+  Reduce, Dot,
   // Float elementwise (binary, unary, ternary).
   AddF, SubF, MulF, DivF, RemF, MaximumF, MinimumF, MaxNumF, MinNumF, PowF, Atan2,
   NegF, AbsF, Exp, Exp2, Log, Log2, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh,

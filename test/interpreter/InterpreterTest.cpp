@@ -1,4 +1,5 @@
 //===- test/interpreter/InterpreterTest.cpp - ops, control flow, memory checks ===//
+#include "interpreter/FloatBits.h"
 #include "test/interpreter/TestUtil.h"
 
 #include <cmath>
@@ -337,6 +338,112 @@ func.func @k(%x: i32) attributes {tessel.kernel} {
   std::string error = llvm::toString(kernel.takeError());
   EXPECT_NE(error.find("k.tsl:3:7: error: the interpreter does not support 'scf.execute_region'"),
             std::string::npos) << error;
+}
+
+} // namespace
+
+namespace {
+
+// tessel.dot in generic form (parsed whether or not the dialect registers the op yet).
+const char *kDot = R"mlir(
+func.func @mm(%a: !tessel.ptr<$T>, %b: !tessel.ptr<$T>, %c: !tessel.ptr<f32>) attributes {tessel.kernel} {
+  %r16 = tessel.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %r8 = tessel.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %rows = tessel.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %c8 = arith.constant dense<8> : tensor<16x1xi32>
+  %ra = arith.muli %rows, %c16 : tensor<16x1xi32>
+  %rc = arith.muli %rows, %c8 : tensor<16x1xi32>
+  %colsa = tessel.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %colsb = tessel.expand_dims %r8 {axis = 0 : i32} : tensor<8xi32> -> tensor<1x8xi32>
+  %ra2 = tessel.broadcast %ra : tensor<16x1xi32> -> tensor<16x16xi32>
+  %ca2 = tessel.broadcast %colsa : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offa = arith.addi %ra2, %ca2 : tensor<16x16xi32>
+  %rc2 = tessel.broadcast %rc : tensor<16x1xi32> -> tensor<16x8xi32>
+  %cb2 = tessel.broadcast %colsb : tensor<1x8xi32> -> tensor<16x8xi32>
+  %offb = arith.addi %rc2, %cb2 : tensor<16x8xi32>
+  %pa = tessel.splat %a : tensor<16x16x!tessel.ptr<$T>>
+  %pa2 = tessel.addptr %pa, %offa : tensor<16x16x!tessel.ptr<$T>>, tensor<16x16xi32>
+  %pb = tessel.splat %b : tensor<16x8x!tessel.ptr<$T>>
+  %pb2 = tessel.addptr %pb, %offb : tensor<16x8x!tessel.ptr<$T>>, tensor<16x8xi32>
+  %pc = tessel.splat %c : tensor<16x8x!tessel.ptr<f32>>
+  %pc2 = tessel.addptr %pc, %offb : tensor<16x8x!tessel.ptr<f32>>, tensor<16x8xi32>
+  %va = tessel.load %pa2 : tensor<16x16x!tessel.ptr<$T>>
+  %vb = tessel.load %pb2 : tensor<16x8x!tessel.ptr<$T>>
+  %acc = tessel.load %pc2 : tensor<16x8x!tessel.ptr<f32>>
+  %d = "tessel.dot"(%va, %vb, %acc) {inputPrecision = "$P"} : (tensor<16x16x$T>, tensor<16x8x$T>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  tessel.store %pc2, %d : tensor<16x8x!tessel.ptr<f32>>
+  return
+}
+)mlir";
+
+CompiledKernel compileDot(const std::string &type, const std::string &precision) {
+  std::string ir = kDot;
+  for (size_t at; (at = ir.find("$T")) != std::string::npos;)
+    ir.replace(at, 2, type);
+  ir.replace(ir.find("$P"), 2, precision);
+  mlir::MLIRContext context;
+  context.allowUnregisteredDialects();
+  loadDialects(context);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return CompiledKernel();
+  auto kernel = CompiledKernel::compile(*module);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError());
+    return CompiledKernel();
+  }
+  return std::move(*kernel);
+}
+
+TEST(Interpreter, DotAccumulatesInF32) {
+  for (const char *precision : {"ieee", "tf32"}) {
+    CompiledKernel k = compileDot("f32", precision);
+    ASSERT_TRUE(k);
+    std::vector<float> a(256), b(128), c(128, 1.0f);
+    for (int i = 0; i < 256; ++i)
+      a[i] = 1.0f + float(i % 7) * 0x1p-12f; // needs more than tf32's 10 bits
+    for (int i = 0; i < 128; ++i)
+      b[i] = float(i % 5) - 2.0f;
+    std::vector<float> c0 = c;
+    MemoryMap mem;
+    mem.add(a.data(), 1024, "a");
+    mem.add(b.data(), 512, "b");
+    mem.add(c.data(), 512, "c");
+    ASSERT_EQ(runError(k, {1}, {a.data(), b.data(), c.data()}, mem), "");
+    bool tf32 = std::string(precision) == "tf32";
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j) {
+        float ref = c0[i * 8 + j];
+        for (int kk = 0; kk < 16; ++kk)
+          ref += (tf32 ? roundToTF32(a[i * 16 + kk]) : a[i * 16 + kk]) * b[kk * 8 + j];
+        ASSERT_EQ(c[i * 8 + j], ref) << precision << " " << i << "," << j;
+      }
+  }
+}
+
+TEST(Interpreter, DotOfBF16IsExactProductsInF32) {
+  CompiledKernel k = compileDot("bf16", "tf32");
+  ASSERT_TRUE(k);
+  std::vector<uint16_t> a(256), b(128);
+  std::vector<float> c(128, 0.5f);
+  for (int i = 0; i < 256; ++i)
+    a[i] = floatToBF16(0.1f * float(i % 11));
+  for (int i = 0; i < 128; ++i)
+    b[i] = floatToBF16(0.3f * float(i % 3) - 0.2f);
+  MemoryMap mem;
+  mem.add(a.data(), 512, "a");
+  mem.add(b.data(), 256, "b");
+  mem.add(c.data(), 512, "c");
+  ASSERT_EQ(runError(k, {1}, {a.data(), b.data(), c.data()}, mem), "");
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      float ref = 0.5f;
+      for (int kk = 0; kk < 16; ++kk)
+        ref += bf16ToFloat(a[i * 16 + kk]) * bf16ToFloat(b[kk * 8 + j]);
+      ASSERT_EQ(c[i * 8 + j], ref);
+    }
 }
 
 } // namespace
