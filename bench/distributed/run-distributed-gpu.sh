@@ -53,8 +53,10 @@ PRECISIONS=${PRECISIONS:-fp32,bf16}
 WARMUP=${WARMUP:-5}
 STEPS=${STEPS:-10}
 GLOO_RANKS=${GLOO_RANKS:-2 4 6}
+# MODEL_FLAGS: extra model flags for every training run (e.g. "--num-layers 2" for a smoke test).
+read -r -a MODEL_FLAGS <<<"${MODEL_FLAGS:-}"
 TRAIN=(--model "$MODEL" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS"
-       --warmup "$WARMUP" --steps "$STEPS")
+       --warmup "$WARMUP" --steps "$STEPS" "${MODEL_FLAGS[@]}")
 
 say() { echo "== [$(($(date +%s) - START))s] $*" >&2; }
 # run NAME CMD...: logs to $RESULTS/log-NAME.txt; a failing stage does not stop the others.
@@ -115,7 +117,7 @@ stage_ddp() {
     --variants naive,flat,overlapped,bucketed --bucket-mb 1,10,100,1000,auto \
     --json "$RESULTS/ddp.json" --markdown-file "$RESULTS/ddp.md"
   run ddp-hook "$RUN" -n "$NGPU" -- "$BENCH" ddp --model "$MODEL" --context-length "$CONTEXT" \
-    --batch-size "$BATCH" --precision fp32 --warmup "$WARMUP" --steps "$STEPS" \
+    --batch-size "$BATCH" --precision fp32 --warmup "$WARMUP" --steps "$STEPS" "${MODEL_FLAGS[@]}" \
     --variants bucketed --bucket-mb 25 --hook none,bf16 \
     --json "$RESULTS/ddp-hook.json" --markdown-file "$RESULTS/ddp-hook.md"
 }
@@ -145,7 +147,7 @@ stage_nsys() {
   command -v nsys >/dev/null || { say "nsys: not installed, skipped"; return 0; }
   run nsys nsys profile --trace=cuda,nvtx,osrt --force-overwrite true -o "$RESULTS/ddp-overlap" \
     "$RUN" -n "$NGPU" -- "$BENCH" ddp --model "$MODEL" --context-length "$CONTEXT" \
-    --batch-size "$BATCH" --variants bucketed --bucket-mb 25 --warmup 2 --steps 3
+    --batch-size "$BATCH" --variants bucketed --bucket-mb 25 --warmup 2 --steps 3 "${MODEL_FLAGS[@]}"
   run nsys-stats nsys stats --report nvtx_sum,cuda_gpu_kern_sum --format csv \
     --output "$RESULTS/ddp-overlap" "$RESULTS/ddp-overlap.nsys-rep"
 }
