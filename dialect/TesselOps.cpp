@@ -99,6 +99,35 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult DotOp::verify() {
+  auto a = getA().getType(), b = getB().getType(), acc = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
+  if (b.getDimSize(0) != k)
+    return emitOpError("a is ") << m << "x" << k << " but b has " << b.getDimSize(0)
+                                << " rows";
+  if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
+    return emitOpError("accumulator must be ") << m << "x" << n;
+  auto isPow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!isPow2(m) || !isPow2(n) || !isPow2(k))
+    return emitOpError("M, N and K must be powers of two");
+  if (k < 16)
+    return emitOpError("K must be at least 16, got ") << k;
+  Type elem = a.getElementType();
+  if (elem != b.getElementType())
+    return emitOpError("a and b must have the same element type");
+  if (!elem.isF16() && !elem.isBF16() && !elem.isF32())
+    return emitOpError("operands must be f16, bf16 or f32, got ") << elem;
+  if (!acc.getElementType().isF32())
+    return emitOpError("accumulator must be f32");
+  StringRef precision = getInputPrecision();
+  if (precision != "tf32" && precision != "ieee")
+    return emitOpError("inputPrecision must be \"tf32\" or \"ieee\", got \"")
+           << precision << "\"";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // convert_layout: folding and rematerialisation
 //===----------------------------------------------------------------------===//

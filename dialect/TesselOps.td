@@ -186,4 +186,31 @@ def Tessel_ReduceOp : Tessel_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Matrix multiply
+//===----------------------------------------------------------------------===//
+
+def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Matrix product of two tiles added to an f32 accumulator";
+  let description = [{
+    `result = a * b + acc` with `a`: MxK, `b`: KxN, `acc` and `result`: MxN f32. The
+    operands are f16, bf16 or f32 (all the same); products are accumulated in f32.
+    `inputPrecision` says how f32 operands are multiplied: `"tf32"` (the default) lets
+    tensor cores round them to tf32, `"ieee"` keeps full f32 (an FMA loop). It does not
+    matter for f16 and bf16 operands. M, N and K are powers of two with K >= 16.
+
+    ```mlir
+    %d = tessel.dot %a, %b, %c {inputPrecision = "tf32"}
+        : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tessel_Tile:$a, Tessel_Tile:$b, Tessel_Tile:$acc,
+                       DefaultValuedStrAttr<StrAttr, "tf32">:$inputPrecision);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TESSEL_OPS_TD

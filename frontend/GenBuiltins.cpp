@@ -68,7 +68,7 @@ const char *const kBuiltins[] = {
     "program_id", "num_programs", "arange", "zeros", "full",  "load",    "store",
     "where",      "maximum",      "minimum", "exp",  "exp2",  "log",     "log2",
     "sqrt",       "rsqrt",        "sigmoid", "abs",  "sum",   "max",     "min",
-    "cdiv",       "static_assert", "range",
+    "cdiv",       "static_assert", "range",   "dot",
 };
 
 } // namespace
@@ -474,9 +474,53 @@ GenValue Generator::genCall(const Expr &expr) {
     return GenValue::ofConst(ConstValue::none());
   }
 
+  if (name == "dot") {
+    if (!bind({"a", "b", "acc", "input_precision"}, 2))
+      return GenValue::poison();
+    GenValue x = arg(0), y = arg(1), c = arg(2), p = arg(3);
+    if (x.isPoison() || y.isPoison() || c.isPoison() || p.isPoison())
+      return GenValue::poison();
+    auto isMatrix = [&](const GenValue &v) {
+      return v.isRuntime() && shapeOf(v.type()).size() == 2 && isFloatElem(elemOf(v.type()));
+    };
+    if (!isMatrix(x) || !isMatrix(y))
+      return error(expr.range, "dot() multiplies two 2-D float tiles, got " + describe(x) +
+                                   " and " + describe(y));
+    Type elem = elemOf(x.type());
+    if (elem != elemOf(y.type()) || elem.isF64())
+      return error(expr.range, "dot() needs a and b of the same dtype (f16, bf16 or f32), got " +
+                                   describe(x) + " and " + describe(y));
+    auto sa = shapeOf(x.type()), sb = shapeOf(y.type());
+    if (sa[1] != sb[0])
+      return error(expr.range, "dot() shapes do not match: " + typeName(x.type()) + " times " +
+                                   typeName(y.type()));
+    if (sa[1] < 16)
+      return error(argRange(0), "dot() needs K >= 16, got " + typeName(x.type()));
+    auto accType = mlir::RankedTensorType::get({sa[0], sb[1]}, b.getF32Type());
+    Value acc;
+    if (c.isConst() && c.cst.kind == ConstValue::Kind::None) {
+      Value zero = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0.0f));
+      acc = tsl::SplatOp::create(b, l, accType, zero);
+    } else if (c.isRuntime() && c.type() == Type(accType)) {
+      acc = c.value;
+    } else {
+      return error(argRange(2), "the accumulator of dot() must be a " + typeName(accType) +
+                                    " tile, got " + describe(c));
+    }
+    std::string precision = "tf32";
+    if (!(p.isConst() && p.cst.kind == ConstValue::Kind::None)) {
+      if (!p.isConst() || p.cst.kind != ConstValue::Kind::String ||
+          (p.cst.text != "tf32" && p.cst.text != "ieee"))
+        return error(argRange(3), "input_precision must be \"tf32\" or \"ieee\"");
+      precision = p.cst.text;
+    }
+    return GenValue::ofValue(tsl::DotOp::create(b, l, accType, x.value, y.value, acc,
+                                                b.getStringAttr(precision)));
+  }
+
   if (name == "range")
     return error(callee.range, "range() is only allowed in 'for x in range(...)'");
-  for (const char *planned : {"dot", "trans", "reshape", "argmax", "argmin", "atomic_add",
+  for (const char *planned : {"trans", "reshape", "argmax", "argmin", "atomic_add",
                               "device_print", "multiple_of", "max_contiguous"})
     if (name == planned)
       return error(callee.range, "'" + name + "' is not supported yet");
