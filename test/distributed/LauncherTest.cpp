@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <unistd.h>
 #include <mutex>
 
 using tessel::run::launch;
@@ -66,7 +68,15 @@ TEST(Launcher, OneFailingRankEndsTheOthers) {
 TEST(Launcher, KillsRanksThatIgnoreSigterm) {
   Captured out;
   auto start = std::chrono::steady_clock::now();
-  auto result = launch(shell(2, "trap '' TERM; if [ $RANK = 0 ]; then sleep 0.5; exit 1; fi; sleep 60", out));
+  // Rank 1 ignores SIGTERM and says so through a file; then rank 0 fails.
+  std::string ready = ::testing::TempDir() + "tessel-run-ready-" + std::to_string(::getpid());
+  std::remove(ready.c_str());
+  auto result = launch(shell(2,
+                             "trap '' TERM; if [ $RANK = 1 ]; then touch " + ready +
+                                 "; sleep 60; fi; while [ ! -e " + ready +
+                                 " ]; do sleep 0.05; done; exit 1",
+                             out));
+  std::remove(ready.c_str());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_LT(seconds, 10);
