@@ -23,7 +23,17 @@ namespace tessel::bench {
 
 #ifdef TESSEL_HAVE_TORCH_CUDA
 
-bool cudaUsable() { return torch::cuda::is_available(); }
+bool cudaUsable() {
+  // The caching allocator's statistics calls fail ("Invalid device argument") until
+  // LibTorch has initialised CUDA, which its first allocation does.
+  static const bool usable = [] {
+    if (!torch::cuda::is_available())
+      return false;
+    torch::empty({1}, torch::TensorOptions().device(torch::kCUDA));
+    return true;
+  }();
+  return usable;
+}
 
 std::string cudaDeviceName() {
   if (!cudaUsable())
