@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #ifdef TESSEL_HAVE_TORCH_CUDA
+#include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
@@ -29,7 +30,7 @@ bool cudaUsable() {
   static const bool usable = [] {
     if (!torch::cuda::is_available())
       return false;
-    torch::empty({1}, torch::TensorOptions().device(torch::kCUDA));
+    at::empty({1}, at::TensorOptions().device(at::kCUDA));
     return true;
   }();
   return usable;
