@@ -5,6 +5,8 @@
 
 #include "bench/model/AdamW.h"
 
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
@@ -130,6 +132,24 @@ private:
   model::AdamW optimizer_;
 };
 
+/// Zero1's post-accumulate-grad hook: moves a fresh gradient into its slot of
+/// the flat gradient buffer (a no-op once .grad() is the slot view).
+class MoveGradIntoSlot : public torch::autograd::PostAccumulateGradHook {
+public:
+  explicit MoveGradIntoSlot(torch::Tensor slot) : slot_(std::move(slot)) {}
+  void operator()(const torch::autograd::Variable &param) override {
+    torch::Tensor &grad = const_cast<torch::autograd::Variable &>(param).mutable_grad();
+    if (!grad.defined() || grad.data_ptr() == slot_.data_ptr())
+      return;
+    torch::NoGradGuard noGrad;
+    slot_.copy_(grad);
+    grad = slot_;
+  }
+
+private:
+  torch::Tensor slot_;
+};
+
 std::string paramKey(size_t i) { return "param_" + std::to_string(i); }
 std::string statePrefix(size_t i) { return "state_" + std::to_string(i) + "_"; }
 
@@ -212,6 +232,9 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
   pg_->wait(pg_->broadcast(flatParams_, 0), "broadcast of rank 0's parameters");
   if (mode_ == ShardMode::Zero1) {
     flatGrads_ = torch::zeros_like(flatParams_);
+    for (size_t i = 0; i < params_.size(); ++i)
+      torch::autograd::impl::set_post_acc_grad_hooks(params_[i],
+                                                     std::make_unique<MoveGradIntoSlot>(gradSlot(i)));
   }
 
   std::vector<torch::Tensor> own;
@@ -221,6 +244,16 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
       own.push_back(params_[i]);
     }
   local_ = factory(std::move(own));
+}
+
+ShardedOptimizer::~ShardedOptimizer() {
+  if (mode_ == ShardMode::Zero1)
+    for (const torch::Tensor &p : params_)
+      torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+}
+
+torch::Tensor ShardedOptimizer::gradSlot(size_t i) const {
+  return flatGrads_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes());
 }
 
 void ShardedOptimizer::zeroGrad() {
@@ -251,10 +284,11 @@ void ShardedOptimizer::step() {
       pg_->wait(works[r], "parameter broadcast from rank " + std::to_string(r));
     return;
   }
-  // Zero1: every gradient into its slot of the flat buffer (a no-op for views).
+  // Zero1: every gradient into its slot of the flat buffer (the hooks did it for
+  // the ones backward produced; zeros for the rest).
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor &grad = params_[i].mutable_grad();
-    torch::Tensor slot = flatGrads_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes());
+    torch::Tensor slot = gradSlot(i);
     if (grad.defined() && grad.data_ptr() == slot.data_ptr())
       continue;
     if (grad.defined())

@@ -83,14 +83,19 @@ public:
   /// Broadcasts rank 0's parameter values (so it can be used without DataParallel).
   ShardedOptimizer(std::vector<torch::Tensor> params, std::shared_ptr<ProcessGroup> pg,
                    OptimizerFactory factory, ShardMode mode = ShardMode::Broadcast);
+  /// Zero1 takes each parameter's post-accumulate-grad hook slot while it lives.
+  ~ShardedOptimizer();
+  ShardedOptimizer(const ShardedOptimizer &) = delete;
+  ShardedOptimizer &operator=(const ShardedOptimizer &) = delete;
 
   /// Broadcast: steps the own shard and broadcasts it. Zero1: reduce-scatters
   /// the gradients, steps the own shard, all-gathers the parameters. Parameters
   /// without a gradient on every rank are left alone by LibTorch's optimizers.
   void step();
-  /// Gradients become undefined (Zero1: step() copies the next ones into the
-  /// flat buffer and leaves .grad() as views into it). With DataParallel, call
-  /// its zeroGrad() instead.
+  /// Gradients become undefined. Zero1: during the next backward a hook copies
+  /// each new gradient into the flat gradient buffer as soon as it is
+  /// accumulated (autograd's copy is freed at once) and leaves .grad() as a
+  /// view into it. With DataParallel, call its zeroGrad() instead.
   void zeroGrad();
 
   ShardMode mode() const { return mode_; }
@@ -118,6 +123,8 @@ private:
   int64_t regionElements_ = 0;
   std::vector<int64_t> offsets_; ///< element offset of each parameter in the flat buffers
   torch::Tensor flatParams_, flatGrads_;
+  /// Zero1: parameter i's gradient slot in flatGrads_.
+  torch::Tensor gradSlot(size_t i) const;
 };
 
 } // namespace tessel::dist
