@@ -82,10 +82,11 @@ void cudaRecordMemoryHistory(bool enabled, int64_t maxEntries) {
     torch::cuda::_record_memory_history(std::optional<std::string>());
     return;
   }
+  // stacks="all" records C++ frames (LibTorch accepts only "python" or "all").
   // Symbolising C++ frames with addr2line over libtorch_cuda takes minutes; dladdr is instant.
   ::setenv("TORCH_SYMBOLIZE_MODE", "dladdr", /*overwrite=*/0);
   torch::cuda::_record_memory_history(std::optional<std::string>("all"),
-                                      std::optional<std::string>("all"), "cpp",
+                                      std::optional<std::string>("all"), "all",
                                       static_cast<size_t>(maxEntries));
 }
 
