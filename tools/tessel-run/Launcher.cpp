@@ -25,6 +25,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+volatile sig_atomic_t gStopSignal = 0;
+
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -91,6 +93,8 @@ void signalAll(std::vector<Rank> &ranks, int sig) {
 }
 
 } // namespace
+
+void requestStop(int signal) { gStopSignal = signal; }
 
 int findFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -232,6 +236,12 @@ LaunchResult launch(const LaunchOptions &options) {
         endAll("rank " + std::to_string(r) + " (pid " + std::to_string(ranks[r].pid) + ") " +
                describeStatus(status) + others);
       }
+    }
+    if (int sig = gStopSignal; sig && !ending) {
+      result.exitCode = 128 + sig;
+      const char *name = strsignal(sig);
+      endAll("received signal " + std::to_string(sig) + " (" + (name ? name : "?") +
+             "); ending all " + std::to_string(running) + " running ranks");
     }
     if (!ending && options.timeoutSeconds > 0 && secondsSince(start) > options.timeoutSeconds) {
       result.timedOut = true;

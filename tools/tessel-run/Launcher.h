@@ -55,6 +55,11 @@ struct LaunchResult {
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
 int findFreePort();
 
+/// Asks a running launch() to end every rank (SIGTERM, then SIGKILL after the
+/// grace period) and return 128 + signal. Async-signal-safe: call it from a
+/// SIGINT/SIGTERM handler.
+void requestStop(int signal);
+
 /// Runs the job to completion. Throws std::runtime_error when it cannot start
 /// (bad options, no pipes); a rank whose program cannot be executed exits 127.
 LaunchResult launch(const LaunchOptions &options);

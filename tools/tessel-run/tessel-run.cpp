@@ -11,6 +11,7 @@
 
 #include "tools/tessel-run/Launcher.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -35,6 +36,7 @@ static const char *kUsage =
     "  --master-port PORT   rendezvous port (default: a free port)\n"
     "  --grace SECONDS      SIGTERM-to-SIGKILL grace period (default 5)\n"
     "  --timeout SECONDS    end the job after this long, exit 124 (default: none)\n"
+    "SIGINT/SIGTERM/SIGHUP to tessel-run end all ranks the same way (exit 128 + signal).\n"
     "  --help               this message\n"
     "  --version            the version\n";
 
@@ -113,6 +115,12 @@ int main(int argc, char **argv) {
     options.argv.emplace_back(argv[i]);
   if (options.argv.empty())
     return usageError("no program given after '--'");
+  // Ctrl-C or a job scheduler's SIGTERM: end the ranks in order, not by orphaning them.
+  struct sigaction action {};
+  action.sa_handler = [](int sig) { tessel::run::requestStop(sig); };
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    sigaction(sig, &action, nullptr);
   try {
     tessel::run::LaunchResult result = tessel::run::launch(options);
     return result.exitCode;
