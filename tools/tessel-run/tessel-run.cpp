@@ -36,9 +36,10 @@ static const char *kUsage =
     "  --master-port PORT   rendezvous port (default: a free port)\n"
     "  --grace SECONDS      SIGTERM-to-SIGKILL grace period (default 5)\n"
     "  --timeout SECONDS    end the job after this long, exit 124 (default: none)\n"
-    "SIGINT/SIGTERM/SIGHUP to tessel-run end all ranks the same way (exit 128 + signal).\n"
     "  --help               this message\n"
-    "  --version            the version\n";
+    "  --version            the version\n"
+    "\n"
+    "SIGINT, SIGTERM or SIGHUP to tessel-run ends all ranks the same way (exit 128 + signal).\n";
 
 static int usageError(const std::string &message) {
   std::fprintf(stderr, "tessel-run: error: %s\n\n%s", message.c_str(), kUsage);
