@@ -83,7 +83,13 @@ public:
   bool run();
 
 private:
+  /// The buffer of the last checked access: consecutive accesses mostly hit it.
   const Buffer *last = nullptr;
+
+  bool inLastBuffer(uint64_t address, unsigned bytes) const {
+    return last && address - last->base <= last->bytes &&
+           bytes <= last->bytes - (address - last->base) && address % bytes == 0;
+  }
 
   bool fail(const Instr &in, const std::string &message);
   void copy(uint32_t from, uint32_t to);
@@ -123,8 +129,7 @@ void Frame::copy(uint32_t from, uint32_t to) {
 bool Frame::checkAccess(const Instr &in, const char *what, uint32_t ptrSlot, size_t k,
                         unsigned bytes) {
   uint64_t address = uint64_t(ip(ptrSlot)[k]);
-  if (last && address - last->base <= last->bytes && bytes <= last->bytes - (address - last->base)
-      && address % bytes == 0)
+  if (inLastBuffer(address, bytes))
     return true;
   const Slot &s = slot(ptrSlot);
   std::string element = "element " + std::to_string(k);
@@ -158,26 +163,24 @@ bool Frame::execLoad(const Instr &in) {
   unsigned bytes = memBytes(r.elem, r.bits);
   size_t n = r.size;
   for (size_t k = 0; k < n; ++k)
-    if ((!mask || mask[k]) && !checkAccess(in, "load", in.a, k, bytes))
+    if ((!mask || mask[k]) && !inLastBuffer(uint64_t(ptr[k]), bytes) &&
+        !checkAccess(in, "load", in.a, k, bytes))
       return false;
   auto on = [&](size_t k) { return !mask || mask[k]; };
   auto addr = [&](size_t k) { return reinterpret_cast<const char *>(uintptr_t(ptr[k])); };
   if (r.store == Store::F32) {
     float *out = fp(in.res);
     const float *other = in.c != kNoSlot ? fp(in.c) : nullptr;
-    for (size_t k = 0; k < n; ++k) {
-      if (!on(k)) {
-        out[k] = other ? other[k] : 0.0f;
-        continue;
-      }
-      if (r.elem == Elem::F32) {
-        std::memcpy(&out[k], addr(k), 4);
-      } else {
-        uint16_t h;
-        std::memcpy(&h, addr(k), 2);
-        out[k] = r.elem == Elem::F16 ? halfToFloat(h) : bf16ToFloat(h);
-      }
-    }
+    auto fill = [&](auto read) {
+      for (size_t k = 0; k < n; ++k)
+        out[k] = on(k) ? read(addr(k)) : other ? other[k] : 0.0f;
+    };
+    if (r.elem == Elem::F32)
+      fill([](const char *p) { float f; std::memcpy(&f, p, 4); return f; });
+    else if (r.elem == Elem::F16)
+      fill([](const char *p) { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); });
+    else
+      fill([](const char *p) { uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); });
   } else if (r.store == Store::F64) {
     double *out = dp(in.res);
     const double *other = in.c != kNoSlot ? dp(in.c) : nullptr;
@@ -215,7 +218,8 @@ bool Frame::execStore(const Instr &in) {
   unsigned bytes = memBytes(v.elem, v.bits);
   size_t n = v.size;
   for (size_t k = 0; k < n; ++k)
-    if ((!mask || mask[k]) && !checkAccess(in, "store", in.a, k, bytes))
+    if ((!mask || mask[k]) && !inLastBuffer(uint64_t(ptr[k]), bytes) &&
+        !checkAccess(in, "store", in.a, k, bytes))
       return false;
   for (size_t k = 0; k < n; ++k) {
     if (mask && !mask[k])
