@@ -177,7 +177,94 @@ TEST_P(KernelsTest, AddScale) {
   }
 }
 
+// C = A @ B (+ ReLU) with ragged M, N, K, both storage orders, tf32 and ieee f32.
+TEST_P(KernelsTest, MatMul) {
+  std::string dt = GetParam();
+  std::string path = std::string(TESSEL_KERNELS_DIR) + "/matmul.tsl";
+  if (!std::ifstream(path))
+    GTEST_SKIP() << "no kernels/matmul.tsl";
+  struct Case {
+    int m, n, k;
+    bool at, bt, relu, ieee;
+  };
+  for (Case c : {Case{37, 50, 70, false, false, false, true}, Case{64, 32, 32, true, false, true, false},
+                 Case{5, 70, 33, false, true, false, false}, Case{33, 17, 64, true, true, true, true}}) {
+    if (dt != "f32" && c.ieee)
+      continue;
+    auto flag = [](bool b) { return b ? "True" : "False"; };
+    SourceKernel k = compileKernel(
+        "matmul.tsl", "matmul",
+        {"T=" + dt, std::string("IEEE=") + flag(c.ieee), std::string("RELU=") + flag(c.relu),
+         std::string("A_T=") + flag(c.at), std::string("B_T=") + flag(c.bt), "BLOCK_M=32",
+         "BLOCK_N=32", "BLOCK_K=16", "GROUP_M=2"});
+    ASSERT_TRUE(k.kernel);
+    // A is MxK (row-major: stride K + 3 between rows; transposed: stride M + 1 between columns).
+    int strideA = c.at ? c.m + 1 : c.k + 3, strideB = c.bt ? c.k + 2 : c.n + 1, strideC = c.n + 4;
+    HostTensor a = randomTensor(dt, size_t((c.at ? c.k : c.m) * strideA), 8, 1.0f);
+    HostTensor b = randomTensor(dt, size_t((c.bt ? c.n : c.k) * strideB), 9, 1.0f);
+    HostTensor out(dt, size_t(c.m * strideC));
+    for (size_t i = 0; i < out.size(); ++i)
+      out.set(i, 42.0f);
+    auto A = [&](int i, int kk) { return double(a.get(size_t(c.at ? kk * strideA + i : i * strideA + kk))); };
+    auto B = [&](int kk, int j) { return double(b.get(size_t(c.bt ? j * strideB + kk : kk * strideB + j))); };
+    MemoryMap mem;
+    mem.add(a.data(), a.bytes.size(), "a");
+    mem.add(b.data(), b.bytes.size(), "b");
+    mem.add(out.data(), out.bytes.size(), "c");
+    int64_t programs = int64_t((c.m + 31) / 32) * ((c.n + 31) / 32);
+    ASSERT_EQ(run(k, {programs}, {out.data(), a.data(), b.data(), c.m, c.n, c.k, strideA, strideB,
+                                  strideC}, mem),
+              "");
+    bool tf32 = dt == "f32" && !c.ieee;
+    for (int i = 0; i < c.m; ++i)
+      for (int j = 0; j < c.n; ++j) {
+        double ref = 0, mag = 0;
+        for (int kk = 0; kk < c.k; ++kk) {
+          double x = A(i, kk), y = B(kk, j);
+          if (tf32)
+            x = roundToTF32(float(x)), y = roundToTF32(float(y));
+          ref += x * y;
+          mag += std::fabs(x * y);
+        }
+        if (c.relu)
+          ref = std::max(ref, 0.0);
+        ASSERT_NEAR(out.get(size_t(i * strideC + j)), ref, std::fabs(ref) * out.ulp() + mag * 1e-6)
+            << dt << " " << c.m << "x" << c.n << "x" << c.k << " at (" << i << ", " << j << ")";
+      }
+    for (int i = 0; i + 1 < c.m; ++i) { // the gap between rows of C is masked off
+      ASSERT_EQ(out.get(size_t(i * strideC + c.n)), 42.0f);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, KernelsTest, ::testing::ValuesIn(kDTypes));
+
+// Every configuration of every kernel in kernels/ compiles for the interpreter: a kernel
+// using an op the interpreter lacks fails here, by name, before it lacks a CPU test.
+TEST(AllKernels, EveryConfigurationCompiles) {
+  std::vector<std::string> files;
+  for (const char *name : {"softmax", "vector_add", "silu_mul", "add_scale", "matmul"})
+    if (std::ifstream(std::string(TESSEL_KERNELS_DIR) + "/" + name + ".tsl"))
+      files.push_back(name);
+  ASSERT_FALSE(files.empty());
+  for (const std::string &name : files) {
+    for (const char *dt : kDTypes) {
+      for (unsigned config = 0;; ++config) {
+        SourceOptions opts;
+        opts.kernel = name;
+        opts.defines = {std::string("T=") + dt};
+        opts.config = config;
+        auto k = compileSourceFile(std::string(TESSEL_KERNELS_DIR) + "/" + name + ".tsl", opts);
+        if (!k) {
+          std::string error = llvm::toString(k.takeError());
+          ASSERT_TRUE(config > 0 && error.find("configuration " + std::to_string(config)) == 0)
+              << name << " T=" << dt << " config " << config << ": " << error;
+          break;
+        }
+      }
+    }
+  }
+}
 
 // A kernel whose second load and whose store lack the mask.
 const char *kPlanted = R"(@kernel
