@@ -554,9 +554,6 @@ bool Frame::exec(const Instr &in) {
   case Opcode::Broadcast:
     execBroadcast(in);
     return true;
-  case Opcode::Copy:
-    copy(in.a, in.res);
-    return true;
   case Opcode::AddPtr: {
     const Slot &r = slot(in.res);
     int64_t scale = memBytes(r.pointee, r.pointeeBits);

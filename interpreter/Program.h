@@ -55,7 +55,7 @@ enum class Opcode : uint16_t {
   // Program coordinates.
   ProgramId, NumPrograms,
   // Shape.
-  Splat, Broadcast, Copy,
+  Splat, Broadcast,
   // Memory.
   AddPtr, Load, Store,
   Reduce, Dot,
