@@ -9,6 +9,9 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+#include <cstring>
+
 using namespace mlir;
 using namespace ::tessel::interp;
 using namespace ::tessel::interp::detail;
@@ -56,7 +59,10 @@ private:
   llvm::Error compileFor(scf::ForOp op);
   llvm::Error compileIf(scf::IfOp op);
   llvm::Error elementwise(Operation *op, Opcode code);
+  llvm::Error compileAtomic(Operation *op);
 };
+
+std::string attrText(Operation *op, StringRef name);
 
 llvm::Expected<uint32_t> Compiler::newSlot(Type type, Operation *where) {
   Slot s;
@@ -302,6 +308,48 @@ llvm::Error Compiler::compileIf(scf::IfOp op) {
   return llvm::Error::success();
 }
 
+/// The string value of attribute `name` (a StringAttr, else its printed form), or "".
+std::string attrText(Operation *op, StringRef name) {
+  Attribute attr = op->getAttr(name);
+  if (!attr)
+    return "";
+  if (auto str = dyn_cast<StringAttr>(attr))
+    return str.getValue().str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+/// `%old = tessel.atomic_rmw <kind> %ptr, %val[, %mask]` (kind: add, max, min, xchg,
+/// and, or, xor; an attribute named "kind"). Elements apply in row-major order.
+llvm::Error Compiler::compileAtomic(Operation *op) {
+  if (op->getNumOperands() < 2 || op->getNumOperands() > 3 || op->getNumResults() > 1)
+    return failure(op, "tessel.atomic_rmw expects operands (ptr, value[, mask])");
+  std::string kind = attrText(op, "kind");
+  static const char *kinds[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
+  int found = -1;
+  for (int i = 0; i < 7; ++i) {
+    size_t at = kind.find(kinds[i]);
+    if (at != std::string::npos && (at + std::strlen(kinds[i]) == kind.size() ||
+                                    !std::isalpha((unsigned char)kind[at + std::strlen(kinds[i])])))
+      found = i;
+  }
+  if (found < 0)
+    return failure(op, "tessel.atomic_rmw: unknown kind '" + kind + "'");
+  if (op->getNumResults() == 1)
+    if (auto e = define(op->getResult(0), op))
+      return e;
+  Instr &in = emit(Opcode::AtomicRMW, op);
+  in.pred = uint8_t(found);
+  in.res = op->getNumResults() ? slot(op->getResult(0)) : kNoSlot;
+  in.a = slot(op->getOperand(0));
+  in.b = slot(op->getOperand(1));
+  if (op->getNumOperands() == 3)
+    in.c = slot(op->getOperand(2));
+  return llvm::Error::success();
+}
+
 /// Elementwise arith/math ops and their opcodes.
 std::optional<Opcode> elementwiseOpcode(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<Opcode>>(op)
@@ -462,7 +510,18 @@ llvm::Error Compiler::compileOp(Operation *op) {
     p.code.back().imm = int32_t(reduce.getAxis());
     return llvm::Error::success();
   }
-  if (op->getName().getStringRef() == "tessel.dot") {
+  StringRef name = op->getName().getStringRef();
+  if (name == "tessel.atomic_rmw")
+    return compileAtomic(op);
+  if (name == "tessel.print" || name == "tessel.assert") {
+    Instr &in = emit(name == "tessel.print" ? Opcode::Print : Opcode::Assert, op);
+    for (Value v : op->getOperands())
+      in.from.push_back(slot(v));
+    in.imm = int32_t(p.strings.size());
+    p.strings.push_back(attrText(op, name == "tessel.print" ? "prefix" : "message"));
+    return llvm::Error::success();
+  }
+  if (name == "tessel.dot") {
     // Matched by name: a * b + acc with f32 accumulation (operands a, b, acc).
     if (op->getNumOperands() != 3 || op->getNumResults() != 1)
       return failure(op, "tessel.dot expects operands (a, b, acc) and one result");

@@ -104,6 +104,9 @@ private:
   void execReduce(const Instr &in);
   void execBroadcast(const Instr &in);
   void execDot(const Instr &in);
+  bool execAtomic(const Instr &in);
+  void execPrint(const Instr &in);
+  bool execAssert(const Instr &in);
   void execCast(const Instr &in);
   void execCompare(const Instr &in);
   void execSelect(const Instr &in);
@@ -342,6 +345,123 @@ void Frame::execDot(const Instr &in) {
     }
 }
 
+/// The multi-dimensional index of element `k` of a tile: "[1, 3]" ("" for scalars).
+std::string indexText(const Slot &s, size_t k) {
+  if (s.shape.empty())
+    return "";
+  std::string index;
+  for (size_t d = s.shape.size(); d-- > 0;) {
+    index = std::to_string(k % size_t(s.shape[d])) + (index.empty() ? "" : ", ") + index;
+    k /= size_t(s.shape[d]);
+  }
+  return "[" + index + "]";
+}
+
+bool Frame::execAtomic(const Instr &in) {
+  const Slot &v = slot(in.b);
+  const int64_t *ptr = ip(in.a);
+  const int64_t *mask = in.c != kNoSlot ? ip(in.c) : nullptr;
+  unsigned bytes = memBytes(v.elem, v.bits);
+  for (size_t k = 0; k < v.size; ++k)
+    if ((!mask || mask[k]) && !inLastBuffer(uint64_t(ptr[k]), bytes) &&
+        !checkAccess(in, "atomic", in.a, k, bytes))
+      return false;
+  enum { Add, Max, Min, Xchg, And, Or, Xor };
+  for (size_t k = 0; k < v.size; ++k) {
+    if (mask && !mask[k])
+      continue;
+    char *at = reinterpret_cast<char *>(uintptr_t(ptr[k]));
+    if (v.store == Store::I64) {
+      int64_t old = 0, x = ip(in.b)[k], now;
+      std::memcpy(&old, at, bytes); // little-endian: the low bytes
+      old = sext(old, bytes * 8);
+      switch (in.pred) {
+      case Add: now = int64_t(uint64_t(old) + uint64_t(x)); break;
+      case Max: now = std::max(old, x); break;
+      case Min: now = std::min(old, x); break;
+      case And: now = old & x; break;
+      case Or: now = old | x; break;
+      case Xor: now = old ^ x; break;
+      default: now = x; break;
+      }
+      std::memcpy(at, &now, bytes);
+      if (in.res != kNoSlot)
+        ip(in.res)[k] = sext(old, v.bits);
+      continue;
+    }
+    double old, x = v.store == Store::F64 ? dp(in.b)[k] : double(fp(in.b)[k]), now;
+    uint16_t h;
+    float f;
+    switch (v.elem) {
+    case Elem::F64: std::memcpy(&old, at, 8); break;
+    case Elem::F32: std::memcpy(&f, at, 4); old = f; break;
+    case Elem::F16: std::memcpy(&h, at, 2); old = halfToFloat(h); break;
+    default: std::memcpy(&h, at, 2); old = bf16ToFloat(h); break;
+    }
+    switch (in.pred) {
+    case Add: now = v.elem == Elem::F64 ? old + x : double(float(old) + float(x)); break;
+    case Max: now = maximumOf(old, x); break;
+    case Min: now = minimumOf(old, x); break;
+    default: now = x; break;
+    }
+    switch (v.elem) {
+    case Elem::F64: std::memcpy(at, &now, 8); break;
+    case Elem::F32: f = float(now); std::memcpy(at, &f, 4); break;
+    case Elem::F16: h = floatToHalf(float(now)); std::memcpy(at, &h, 2); break;
+    default: h = floatToBF16(float(now)); std::memcpy(at, &h, 2); break;
+    }
+    if (in.res != kNoSlot) {
+      if (v.store == Store::F64)
+        dp(in.res)[k] = old;
+      else
+        fp(in.res)[k] = float(old);
+    }
+  }
+  return true;
+}
+
+void Frame::execPrint(const Instr &in) {
+  std::string head = "program (" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) +
+                     ", " + std::to_string(pid[2]) + ") " + p.strings[size_t(in.imm)];
+  std::string out;
+  for (size_t o = 0; o < in.from.size(); ++o) {
+    const Slot &s = slot(in.from[o]);
+    for (size_t k = 0; k < s.size; ++k) {
+      out += head;
+      if (in.from.size() > 1)
+        out += " #" + std::to_string(o);
+      out += indexText(s, k) + " = ";
+      char buf[64];
+      switch (s.store) {
+      case Store::F32: std::snprintf(buf, sizeof buf, "%.9g", double(fp(in.from[o])[k])); break;
+      case Store::F64: std::snprintf(buf, sizeof buf, "%.17g", dp(in.from[o])[k]); break;
+      case Store::I64:
+        if (s.elem == Elem::Ptr)
+          std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)ip(in.from[o])[k]);
+        else if (s.bits == 1)
+          std::snprintf(buf, sizeof buf, "%s", ip(in.from[o])[k] ? "true" : "false");
+        else
+          std::snprintf(buf, sizeof buf, "%lld", (long long)ip(in.from[o])[k]);
+        break;
+      }
+      out += buf;
+      out += "\n";
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+bool Frame::execAssert(const Instr &in) {
+  for (uint32_t from : in.from) {
+    const Slot &s = slot(from);
+    for (size_t k = 0; k < s.size; ++k)
+      if (!ip(from)[k])
+        return fail(in, "device assertion failed: " + p.strings[size_t(in.imm)] +
+                            (s.shape.empty() ? "" : " (element " + indexText(s, k) + ")"));
+  }
+  return true;
+}
+
 void Frame::execBroadcast(const Instr &in) {
   const Slot &s = slot(in.a), &r = slot(in.res);
   size_t rank = r.shape.size();
@@ -573,6 +693,13 @@ bool Frame::exec(const Instr &in) {
   case Opcode::Dot:
     execDot(in);
     return true;
+  case Opcode::AtomicRMW:
+    return execAtomic(in);
+  case Opcode::Print:
+    execPrint(in);
+    return true;
+  case Opcode::Assert:
+    return execAssert(in);
   case Opcode::Fma: {
     const Slot &r = slot(in.res);
     if (r.store == Store::F64) {

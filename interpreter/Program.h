@@ -59,6 +59,8 @@ enum class Opcode : uint16_t {
   // Memory.
   AddPtr, Load, Store,
   Reduce, Dot,
+  // Atomics, device_print, device assertions (matched by op name until the dialect has them).
+  AtomicRMW, Print, Assert,
   // Float elementwise (binary, unary, ternary).
   AddF, SubF, MulF, DivF, RemF, MaximumF, MinimumF, MaxNumF, MinNumF, PowF, Atan2,
   NegF, AbsF, Exp, Exp2, Log, Log2, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh,
@@ -78,7 +80,7 @@ constexpr uint32_t kNoSlot = ~0u;
 
 struct Instr {
   Opcode op;
-  /// CmpI/CmpF predicate, reduce kind.
+  /// CmpI/CmpF predicate, reduce kind, atomic kind.
   uint8_t pred = 0;
   /// Reduce axis, program_id axis, ForCheck: unsigned comparison.
   int32_t imm = 0;
@@ -98,6 +100,8 @@ struct Program {
   std::vector<Slot> slots;
   std::vector<Instr> code;
   std::vector<uint32_t> argSlots;
+  /// Print prefixes and assertion messages (Instr::imm indexes them).
+  std::vector<std::string> strings;
   /// "file:line:col" (or "" when unknown) per location index.
   std::vector<std::string> locations;
   /// Arena images: sizes and constant values.

@@ -344,7 +344,7 @@ func.func @k(%x: i32) attributes {tessel.kernel} {
 
 namespace {
 
-// tessel.dot in generic form (parsed whether or not the dialect registers the op yet).
+// tessel.dot, spelled test.dot (see compileWithFutureOps).
 const char *kDot = R"mlir(
 func.func @mm(%a: !tessel.ptr<$T>, %b: !tessel.ptr<$T>, %c: !tessel.ptr<f32>) attributes {tessel.kernel} {
   %r16 = tessel.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
@@ -371,7 +371,7 @@ func.func @mm(%a: !tessel.ptr<$T>, %b: !tessel.ptr<$T>, %c: !tessel.ptr<f32>) at
   %va = tessel.load %pa2 : tensor<16x16x!tessel.ptr<$T>>
   %vb = tessel.load %pb2 : tensor<16x8x!tessel.ptr<$T>>
   %acc = tessel.load %pc2 : tensor<16x8x!tessel.ptr<f32>>
-  %d = "tessel.dot"(%va, %vb, %acc) {inputPrecision = "$P"} : (tensor<16x16x$T>, tensor<16x8x$T>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %d = "test.dot"(%va, %vb, %acc) {inputPrecision = "$P"} : (tensor<16x16x$T>, tensor<16x8x$T>, tensor<16x8xf32>) -> tensor<16x8xf32>
   tessel.store %pc2, %d : tensor<16x8x!tessel.ptr<f32>>
   return
 }
@@ -382,19 +382,7 @@ CompiledKernel compileDot(const std::string &type, const std::string &precision)
   for (size_t at; (at = ir.find("$T")) != std::string::npos;)
     ir.replace(at, 2, type);
   ir.replace(ir.find("$P"), 2, precision);
-  mlir::MLIRContext context;
-  context.allowUnregisteredDialects();
-  loadDialects(context);
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
-  EXPECT_TRUE(module);
-  if (!module)
-    return CompiledKernel();
-  auto kernel = CompiledKernel::compile(*module);
-  if (!kernel) {
-    ADD_FAILURE() << llvm::toString(kernel.takeError());
-    return CompiledKernel();
-  }
-  return std::move(*kernel);
+  return compileWithFutureOps(ir);
 }
 
 TEST(Interpreter, DotAccumulatesInF32) {
@@ -444,6 +432,72 @@ TEST(Interpreter, DotOfBF16IsExactProductsInF32) {
         ref += bf16ToFloat(a[i * 16 + kk]) * bf16ToFloat(b[kk * 8 + j]);
       ASSERT_EQ(c[i * 8 + j], ref);
     }
+}
+
+} // namespace
+
+namespace {
+
+// A histogram with atomics: element i of each program adds 1 to bin i % 4 and records the
+// old count, so the order (programs in grid order, elements in row-major order) is visible.
+const char *kHistogram = R"mlir(
+func.func @hist(%bins: !tessel.ptr<i32>, %olds: !tessel.ptr<i32>) attributes {tessel.kernel} {
+  %pid = tessel.program_id 0 : i32
+  %r = tessel.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %c4 = arith.constant dense<4> : tensor<8xi32>
+  %bin = arith.remsi %r, %c4 : tensor<8xi32>
+  %bp = tessel.splat %bins : tensor<8x!tessel.ptr<i32>>
+  %ba = tessel.addptr %bp, %bin : tensor<8x!tessel.ptr<i32>>, tensor<8xi32>
+  %one = arith.constant dense<1> : tensor<8xi32>
+  %c6 = arith.constant dense<6> : tensor<8xi32>
+  %m = arith.cmpi slt, %r, %c6 : tensor<8xi32>
+  %old = "test.atomic_rmw"(%ba, %one, %m) {kind = "add"} : (tensor<8x!tessel.ptr<i32>>, tensor<8xi32>, tensor<8xi1>) -> tensor<8xi32>
+  %c8 = arith.constant 8 : i32
+  %base = arith.muli %pid, %c8 : i32
+  %bs = tessel.splat %base : tensor<8xi32>
+  %offs = arith.addi %bs, %r : tensor<8xi32>
+  %op = tessel.splat %olds : tensor<8x!tessel.ptr<i32>>
+  %oa = tessel.addptr %op, %offs : tensor<8x!tessel.ptr<i32>>, tensor<8xi32>
+  tessel.store %oa, %old, %m : tensor<8x!tessel.ptr<i32>>
+  "test.print"(%pid, %old) {prefix = "old"} : (i32, tensor<8xi32>) -> ()
+  %c2 = arith.constant 2 : i32
+  %ok = arith.cmpi slt, %pid, %c2 : i32
+  "test.assert"(%ok) {message = "pid < 2"} : (i1) -> () loc("hist.tsl":9:5)
+  return
+}
+)mlir";
+
+TEST(Interpreter, AtomicsApplyInADefinedOrderAndPrintShowsValues) {
+  CompiledKernel k = compileWithFutureOps(kHistogram);
+  ASSERT_TRUE(k);
+  std::vector<int32_t> bins(4), olds(16, -1);
+  MemoryMap mem;
+  mem.add(bins.data(), 16, "bins");
+  mem.add(olds.data(), 64, "olds");
+  ::testing::internal::CaptureStdout();
+  std::string error = runError(k, {2}, {bins.data(), olds.data()}, mem);
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(error, "");
+  // Elements 0..5 are unmasked: bins 0 and 1 get 2 per program, bins 2 and 3 one.
+  EXPECT_EQ(bins, (std::vector<int32_t>{4, 4, 2, 2}));
+  EXPECT_EQ(olds, (std::vector<int32_t>{0, 0, 0, 0, 1, 1, -1, -1, 2, 2, 1, 1, 3, 3, -1, -1}));
+  EXPECT_NE(printed.find("program (1, 0, 0) old #0 = 1\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("program (1, 0, 0) old #1[4] = 3\n"), std::string::npos) << printed;
+}
+
+TEST(Interpreter, DeviceAssertionFailureNamesTheProgram) {
+  CompiledKernel k = compileWithFutureOps(kHistogram);
+  ASSERT_TRUE(k);
+  std::vector<int32_t> bins(4), olds(24);
+  MemoryMap mem;
+  mem.add(bins.data(), 16, "bins");
+  mem.add(olds.data(), 96, "olds");
+  ::testing::internal::CaptureStdout();
+  std::string error = runError(k, {3}, {bins.data(), olds.data()}, mem);
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(error.find("hist.tsl:9:5: error: device assertion failed: pid < 2"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("program (2, 0, 0)"), std::string::npos) << error;
 }
 
 } // namespace
