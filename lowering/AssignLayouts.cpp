@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/Layout.h"
+#include "lowering/MmaLayout.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,6 +98,7 @@ struct TesselAssignLayoutsPass
   LogicalResult assign(func::FuncOp func, unsigned warps) {
     ValueGroups groups;
     SmallVector<SliceWish> wishes;
+    SmallVector<DotOp> dots;
 
     func.walk([&](Operation *op) {
       for (Value result : op->getResults())
@@ -134,6 +136,11 @@ struct TesselAssignLayoutsPass
         if (isa<scf::ForOp, scf::IfOp>(parent))
           for (auto [operand, result] : llvm::zip(yield.getOperands(), parent->getResults()))
             groups.unite(operand, result);
+      } else if (auto dot = dyn_cast<DotOp>(op)) {
+        // The accumulator is updated in place; a and b keep their own (load) layouts and
+        // are staged through shared memory by the lowering.
+        groups.unite(dot.getAcc(), dot.getResult());
+        dots.push_back(dot);
       } else if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
         wishes.push_back({expand.getSrc(), expand.getResult(), unsigned(expand.getAxis()), op});
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
@@ -173,6 +180,10 @@ struct TesselAssignLayoutsPass
           chosen = layout;
           best = count;
         }
+      // A dot's accumulator group takes the mma.sync fragment layout when it fits.
+      for (DotOp dot : dots)
+        if (!chosen && groups.find(dot.getResult()) == root)
+          chosen = getPreferredDotLayout(dot, warps);
       if (!chosen)
         chosen = defaultLayout(members[root], warps);
       layoutOf[root] = chosen;

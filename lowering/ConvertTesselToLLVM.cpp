@@ -68,6 +68,7 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     populateMemoryToLLVMPatterns(converter, patterns, axisInfo);
     populateReduceToLLVMPatterns(converter, patterns);
     populateConvertLayoutToLLVMPatterns(converter, patterns);
+    populateDotToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -42,6 +42,8 @@ FailureOr<int64_t> mlir::tessel::getScratchBytes(Operation *op) {
     int64_t slice = type.getNumElements() / type.getDimSize(reduce.getAxis());
     return warps * slice * std::max<int64_t>(4, getScratchElementBytes(type.getElementType()));
   }
+  if (auto dot = dyn_cast<DotOp>(op))
+    return getDotScratchBytes(dot);
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
     auto type = convert.getSrc().getType();
     return type.getNumElements() * getScratchElementBytes(type.getElementType());

@@ -18,6 +18,9 @@ int64_t getScratchElementBytes(Type elementType);
 /// Shared-memory scratch `op` needs when lowered (0 for most ops).
 FailureOr<int64_t> getScratchBytes(Operation *op);
 
+/// Shared memory `tessel.dot` stages its operands in (DotToLLVM.cpp).
+int64_t getDotScratchBytes(DotOp dot);
+
 /// Threads that hold distinct elements along tile dimension `dim` within a warp, and
 /// warps that do (the rest hold copies).
 unsigned getDistinctLanes(const TileLayout &layout, unsigned dim);
@@ -53,6 +56,7 @@ void populateElementwiseToLLVMPatterns(const TypeConverter &converter,
 void populateMemoryToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns,
                                   const AxisInfoAnalysis &axisInfo);
 void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateDotToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateConvertLayoutToLLVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns);
 

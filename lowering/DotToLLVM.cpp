@@ -1,0 +1,315 @@
+//===- DotToLLVM.cpp - tessel.dot on tensor cores (mma.sync) or FMAs ------===//
+//
+// Both paths stage the operands through shared memory: every thread writes its registers
+// of a (MxK) and b (KxN) row-major, each row padded by 16 bytes so that the eight 16-byte
+// rows one ldmatrix reads for an 8x8 matrix land in distinct banks; then a barrier.
+//  - mma.sync path (the result has the accumulator layout of MmaLayout.h and the operands
+//    are f16/bf16, or f32 with inputPrecision = "tf32"): per K step, A fragments by
+//    `ldmatrix.x4`, B fragments by `ldmatrix.x4.trans` (f16/bf16) or ld.shared (tf32, rounded
+//    to tf32 when staged), one `mma.sync` per 16x8 instruction tile of the warp.
+//  - FMA path (any layout; f32 "ieee", or tiles too small for every warp to hold whole
+//    instruction tiles): each thread reads the rows of a and the columns of b its
+//    accumulator registers need and accumulates with fma in f32.
+// A final barrier: the scratch is shared with the next op.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/MmaLayout.h"
+#include "lowering/TileToLLVMUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+/// Where a and b live in the scratch (in elements; b starts at `bOffset`).
+struct Staging {
+  int64_t elementBytes;
+  int64_t aStride; // elements per row of a, padding included
+  int64_t bStride;
+  int64_t bOffset;
+  int64_t totalBytes;
+
+  explicit Staging(DotOp dot) {
+    auto a = dot.getA().getType(), b = dot.getB().getType();
+    elementBytes = getScratchElementBytes(a.getElementType());
+    int64_t pad = 16 / elementBytes;
+    aStride = a.getDimSize(1) + pad;
+    bStride = b.getDimSize(1) + pad;
+    bOffset = a.getDimSize(0) * aStride;
+    totalBytes = (bOffset + b.getDimSize(0) * bStride) * elementBytes;
+  }
+};
+
+Value byteAddress(OpBuilder &b, Location loc, Value base, Value byteOffset) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{byteOffset});
+}
+
+Value add(OpBuilder &b, Location loc, Value x, int64_t c) {
+  if (c == 0)
+    return x;
+  return arith::AddIOp::create(b, loc, x, createI32(b, loc, c));
+}
+
+Value mul(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return arith::MulIOp::create(b, loc, x, createI32(b, loc, c));
+}
+
+/// Rounds an f32 to tf32 (round to nearest, ties away), as its i32 bit pattern.
+Value roundToTF32(OpBuilder &b, Location loc, Value value) {
+  auto inlineAsm = LLVM::InlineAsmOp::create(
+      b, loc, b.getI32Type(), ValueRange{value}, b.getStringAttr("cvt.rna.tf32.f32 $0, $1;"),
+      b.getStringAttr("=r,f"), /*has_side_effects=*/UnitAttr(), /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  return LLVM::BitcastOp::create(b, loc, b.getF32Type(), inlineAsm.getResult(0));
+}
+
+/// Writes a thread's registers of a tile to shared memory (row-major, `stride` elements
+/// per row, from `base`), as vectors of up to 16 bytes where the layout holds runs along
+/// the rows.
+void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType type,
+               Value base, int64_t stride, int64_t elementBytes, const ThreadIndex &thread,
+               bool toTF32) {
+  TileLayout layout = *TileLayout::get(type);
+  auto coords = getCoordinates(b, loc, layout, thread);
+  unsigned run = 1;
+  if (layout.getOrder().front() == 1) {
+    unsigned spt = layout.getRoot().getSizePerThread()[layout.getRootDim(1)];
+    run = std::min<int64_t>({spt, 16 / elementBytes, layout.getRegistersAlong(1),
+                             type.getDimSize(1)});
+  }
+  Type elementType = type.getElementType();
+  for (unsigned i = 0, e = regs.size(); i < e; i += run) {
+    Value index = add(b, loc, mul(b, loc, coords[i][0], stride), 0);
+    index = arith::AddIOp::create(b, loc, index, coords[i][1]);
+    Value address = byteAddress(b, loc, base, mul(b, loc, index, elementBytes));
+    auto value = [&](unsigned j) {
+      Value v = regs[i + j];
+      return toTF32 ? roundToTF32(b, loc, v) : v;
+    };
+    if (run == 1) {
+      LLVM::StoreOp::create(b, loc, value(0), address, elementBytes);
+      continue;
+    }
+    Value packed = LLVM::PoisonOp::create(b, loc, VectorType::get({run}, elementType));
+    for (unsigned j = 0; j < run; ++j)
+      packed = LLVM::InsertElementOp::create(b, loc, packed, value(j), createI32(b, loc, j));
+    LLVM::StoreOp::create(b, loc, packed, address, run * elementBytes);
+  }
+}
+
+SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, Value address, unsigned num,
+                            bool transpose) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  Type resultType = num == 1 ? i32
+                             : Type(LLVM::LLVMStructType::getLiteral(
+                                   ctx, SmallVector<Type>(num, i32)));
+  Value loaded = NVVM::LdMatrixOp::create(
+      b, loc, resultType, address, num, transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
+  if (num == 1)
+    return {loaded};
+  SmallVector<Value> regs;
+  for (unsigned i = 0; i < num; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
+  return regs;
+}
+
+/// The mma.sync K loop; `acc` holds the accumulator registers (updated in place).
+void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
+             const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
+             SmallVectorImpl<Value> &acc) {
+  MLIRContext *ctx = b.getContext();
+  Type elem = op.getA().getType().getElementType();
+  int64_t k = op.getA().getType().getDimSize(1);
+  unsigned kStep = getMmaK(op);
+  bool tf32 = elem.isF32();
+  int64_t bytes = staging.elementBytes;
+  BlockedEncodingAttr root = layout.getRoot();
+  unsigned wm = root.getWarpsPerCTA()[0], wn = root.getWarpsPerCTA()[1];
+  unsigned pairsM = layout.getRegistersAlong(0) / 2; // 16-row instruction tiles
+  unsigned blocksN = layout.getRegistersAlong(1) / 2; // 8-column instruction tiles
+
+  Value lane = thread.lane;
+  Value warpN = arith::AndIOp::create(b, loc, thread.warp, createI32(b, loc, wn - 1));
+  Value warpM = arith::ShRUIOp::create(b, loc, thread.warp,
+                                       createI32(b, loc, llvm::Log2_32(wn)));
+  warpM = arith::AndIOp::create(b, loc, warpM, createI32(b, loc, wm - 1));
+  auto bits = [&](Value v, unsigned shift, unsigned mask) {
+    Value s = shift ? arith::ShRUIOp::create(b, loc, v, createI32(b, loc, shift)).getResult() : v;
+    return arith::AndIOp::create(b, loc, s, createI32(b, loc, mask)).getResult();
+  };
+  Value r8 = bits(lane, 0, 7);     // row within an 8x8 matrix
+  Value mat01 = bits(lane, 3, 1);  // matrix index bit 0
+  Value mat1 = bits(lane, 4, 1);   // matrix index bit 1
+
+  // A, ldmatrix.x4: matrix j = (rows 8-15 if j&1) x (k + 8 if j&2) of the 16x16 tile
+  // (8-byte k halves, i.e. 4 elements, for tf32). Row of matrix row r: register row
+  // 2p + (j&1) of this warp, i.e. (2p + (j&1)) * 8wm + warpM * 8 + r.
+  Value aRow = arith::AddIOp::create(b, loc, mul(b, loc, warpM, 8), r8);
+  aRow = arith::AddIOp::create(b, loc, aRow, mul(b, loc, mat01, 8 * wm));
+  Value aCol = mul(b, loc, mat1, kStep / 2);
+  Value aLane = arith::AddIOp::create(b, loc, mul(b, loc, aRow, staging.aStride), aCol);
+  aLane = mul(b, loc, aLane, bytes);
+
+  // B for f16/bf16, ldmatrix.x4.trans over two 8-column blocks: matrix j = (k + 8 if j&1)
+  // x (block 2q + (j>>1)); rows are k, the 8 columns of a block are contiguous.
+  bool bPairs = blocksN >= 2;
+  Value bLane;
+  if (!tf32) {
+    Value bRow = arith::AddIOp::create(b, loc, mul(b, loc, mat01, 8), r8);
+    Value bCol = mul(b, loc, warpN, 8);
+    if (bPairs)
+      bCol = arith::AddIOp::create(b, loc, bCol, mul(b, loc, mat1, 8 * wn));
+    bLane = arith::AddIOp::create(b, loc, mul(b, loc, bRow, staging.bStride), bCol);
+  } else {
+    // tf32: b0 = B[k + lane%4][n + lane/4], b1 = 4 rows further; plain loads.
+    Value bRow = bits(lane, 0, 3);
+    Value bCol = arith::AddIOp::create(b, loc, mul(b, loc, warpN, 8), bits(lane, 2, 7));
+    bLane = arith::AddIOp::create(b, loc, mul(b, loc, bRow, staging.bStride), bCol);
+  }
+  bLane = mul(b, loc, bLane, bytes);
+
+  Type i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
+  auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(4, f32));
+  NVVM::MMATypes ptxType = tf32                ? NVVM::MMATypes::tf32
+                           : elem.isBF16()     ? NVVM::MMATypes::bf16
+                                               : NVVM::MMATypes::f16;
+  auto asOperand = [&](Value reg) -> Value {
+    if (elem.isF16())
+      return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()), reg);
+    return reg;
+  };
+
+  for (int64_t kk = 0; kk < k; kk += kStep) {
+    SmallVector<SmallVector<Value>> aFrags;
+    for (unsigned p = 0; p < pairsM; ++p) {
+      int64_t offset = (int64_t(p) * 16 * wm * staging.aStride + kk) * bytes;
+      Value address = byteAddress(b, loc, aBase, add(b, loc, aLane, offset));
+      SmallVector<Value> frag;
+      for (Value reg : ldmatrix(b, loc, address, 4, /*transpose=*/false))
+        frag.push_back(asOperand(reg));
+      aFrags.push_back(frag);
+    }
+    SmallVector<SmallVector<Value>> bFrags(blocksN);
+    if (!tf32) {
+      for (unsigned q = 0; q < blocksN; q += bPairs ? 2 : 1) {
+        int64_t offset = (kk * staging.bStride + int64_t(q) * 8 * wn) * bytes;
+        Value address = byteAddress(b, loc, bBase, add(b, loc, bLane, offset));
+        SmallVector<Value> regs = ldmatrix(b, loc, address, bPairs ? 4 : 2, /*transpose=*/true);
+        bFrags[q] = {asOperand(regs[0]), asOperand(regs[1])};
+        if (bPairs)
+          bFrags[q + 1] = {asOperand(regs[2]), asOperand(regs[3])};
+      }
+    } else {
+      for (unsigned q = 0; q < blocksN; ++q) {
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t offset = ((kk + 4 * half) * staging.bStride + int64_t(q) * 8 * wn) * bytes;
+          Value address = byteAddress(b, loc, bBase, add(b, loc, bLane, offset));
+          bFrags[q].push_back(LLVM::LoadOp::create(b, loc, i32, address, 4));
+        }
+      }
+    }
+    for (unsigned p = 0; p < pairsM; ++p) {
+      for (unsigned q = 0; q < blocksN; ++q) {
+        unsigned regs[4] = {layout.getRegister({2 * p, 2 * q}),
+                            layout.getRegister({2 * p, 2 * q + 1}),
+                            layout.getRegister({2 * p + 1, 2 * q}),
+                            layout.getRegister({2 * p + 1, 2 * q + 1})};
+        SmallVector<Value> c;
+        for (unsigned r : regs)
+          c.push_back(acc[r]);
+        int64_t shape[3] = {16, 8, int64_t(kStep)};
+        Value d = NVVM::MmaOp::create(
+            b, loc, accType, aFrags[p], bFrags[q], c, shape, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        for (unsigned i = 0; i < 4; ++i)
+          acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+      }
+    }
+  }
+}
+
+/// The FMA loop for any accumulator layout; exact f32 products.
+void emitFma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
+             const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
+             SmallVectorImpl<Value> &acc) {
+  Type elem = op.getA().getType().getElementType();
+  Type f32 = b.getF32Type();
+  int64_t k = op.getA().getType().getDimSize(1);
+  int64_t bytes = staging.elementBytes;
+  auto coords = getCoordinates(b, loc, layout, thread);
+  unsigned rows = layout.getRegistersAlong(0), cols = layout.getRegistersAlong(1);
+  SmallVector<Value> rowOffset, colOffset;
+  for (unsigned i = 0; i < rows; ++i)
+    rowOffset.push_back(mul(b, loc, coords[layout.getRegister({i, 0})][0],
+                            staging.aStride * bytes));
+  for (unsigned j = 0; j < cols; ++j)
+    colOffset.push_back(mul(b, loc, coords[layout.getRegister({0, j})][1], bytes));
+  auto load = [&](Value base, Value offset) -> Value {
+    Value v = LLVM::LoadOp::create(b, loc, elem, byteAddress(b, loc, base, offset), bytes);
+    if (!elem.isF32())
+      v = LLVM::FPExtOp::create(b, loc, f32, v);
+    return v;
+  };
+  for (int64_t kk = 0; kk < k; ++kk) {
+    SmallVector<Value> aValues, bValues;
+    for (unsigned i = 0; i < rows; ++i)
+      aValues.push_back(load(aBase, add(b, loc, rowOffset[i], kk * bytes)));
+    for (unsigned j = 0; j < cols; ++j)
+      bValues.push_back(load(bBase, add(b, loc, colOffset[j], kk * staging.bStride * bytes)));
+    for (unsigned i = 0; i < rows; ++i)
+      for (unsigned j = 0; j < cols; ++j) {
+        unsigned r = layout.getRegister({i, j});
+        acc[r] = LLVM::FMAOp::create(b, loc, aValues[i], bValues[j], acc[r]);
+      }
+  }
+}
+
+struct DotLowering : OpConversionPattern<DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(DotOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    FailureOr<TileLayout> layout = TileLayout::get(op.getType());
+    if (failed(layout) || failed(TileLayout::get(op.getA().getType())) ||
+        failed(TileLayout::get(op.getB().getType())))
+      return rewriter.notifyMatchFailure(op, "tiles have no layout");
+    Staging staging(op);
+    ThreadIndex thread = getThreadIndex(rewriter, loc);
+    Value aBase = getSharedMemoryBase(rewriter, loc);
+    Value bBase = byteAddress(rewriter, loc, aBase,
+                              createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
+    bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
+    bool tf32 = useMma && op.getA().getType().getElementType().isF32();
+    stageTile(rewriter, loc, adaptor.getA(), op.getA().getType(), aBase, staging.aStride,
+              staging.elementBytes, thread, tf32);
+    stageTile(rewriter, loc, adaptor.getB(), op.getB().getType(), bBase, staging.bStride,
+              staging.elementBytes, thread, tf32);
+    createBarrier(rewriter, loc);
+    SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
+    if (useMma)
+      emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, acc);
+    else
+      emitFma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, acc);
+    createBarrier(rewriter, loc);
+    rewriter.replaceOpWithMultiple(op, {acc});
+    return success();
+  }
+};
+} // namespace
+
+int64_t mlir::tessel::getDotScratchBytes(DotOp dot) { return Staging(dot).totalBytes; }
+
+void mlir::tessel::populateDotToLLVMPatterns(const TypeConverter &converter,
+                                             RewritePatternSet &patterns) {
+  patterns.add<DotLowering>(converter, patterns.getContext());
+}

@@ -1,0 +1,12 @@
+// RUN: tessel-opt %s | tessel-opt | FileCheck %s
+
+// Round trip; the default input precision is tf32.
+// CHECK-LABEL: func.func @dot
+// CHECK: tessel.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xbf16>, tensor<32x128xbf16> -> tensor<64x128xf32>
+// CHECK: tessel.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision = "ieee"} : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+func.func @dot(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16>, %c: tensor<64x128xf32>,
+               %x: tensor<16x16xf32>, %y: tensor<16x16xf32>) -> (tensor<64x128xf32>, tensor<16x16xf32>) {
+  %0 = tessel.dot %a, %b, %c : tensor<64x32xbf16>, tensor<32x128xbf16> -> tensor<64x128xf32>
+  %1 = tessel.dot %x, %y, %y {inputPrecision = "ieee"} : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  return %0, %1 : tensor<64x128xf32>, tensor<16x16xf32>
+}
