@@ -7,6 +7,8 @@
 #include "frontend/Parser.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace fe = tessel::frontend;
@@ -77,6 +79,8 @@ llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::s
     return compiled.takeError();
   SourceKernel result;
   result.kernel = std::move(*compiled);
+  llvm::raw_string_ostream os(result.ir);
+  ir->print(os, mlir::OpPrintingFlags().enableDebugInfo());
   for (const fe::ast::Param &p : kernel->params)
     if (p.kind != fe::ast::ParamKind::Constexpr)
       result.paramNames.push_back(p.name);

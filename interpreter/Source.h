@@ -31,6 +31,8 @@ struct SourceKernel {
   std::vector<std::string> paramNames;
   /// "BLOCK=1024 T=f32" for messages.
   std::string configText;
+  /// The tessel-dialect module that was compiled, printed with its locations.
+  std::string ir;
 };
 
 /// Compiles kernel `opts.kernel` of the .tsl text `text` (named `path` in

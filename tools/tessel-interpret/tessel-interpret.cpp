@@ -51,6 +51,7 @@ Options:
   --seed N               seed of randn/rand (default 0; each buffer gets seed + its index)
   --repeat N             run N times (buffers are not restored) and print the median time
   -q, --quiet            do not print buffer summaries
+  --print-ir             print the tessel IR that runs (with source locations) and exit
   -h, --help             this text
 )";
 
@@ -115,7 +116,7 @@ int main(int argc, char **argv) {
   std::string input;
   interp::SourceOptions sourceOpts;
   interp::LaunchGrid grid;
-  bool haveGrid = false, quiet = false;
+  bool haveGrid = false, quiet = false, printIR = false;
   unsigned seed = 0, repeat = 1;
   std::vector<std::pair<std::string, std::string>> values, outputs;
   for (int i = 1; i < argc; ++i) {
@@ -143,6 +144,8 @@ int main(int argc, char **argv) {
       return 0;
     } else if (a == "-q" || a == "--quiet") {
       quiet = true;
+    } else if (a == "--print-ir") {
+      printIR = true;
     } else if (auto v = value("--kernel"); v || (v = value("-k"))) {
       sourceOpts.kernel = *v;
     } else if (a.size() > 2 && a.compare(0, 2, "-D") == 0) {
@@ -175,7 +178,7 @@ int main(int argc, char **argv) {
   }
   if (input.empty())
     return fail("no input file (see --help)");
-  if (!haveGrid)
+  if (!haveGrid && !printIR)
     return fail("--grid is required");
 
   // Compile.
@@ -192,6 +195,10 @@ int main(int argc, char **argv) {
     kernel = std::move(*compiled);
     for (size_t i = 0; i < kernel.numParams(); ++i)
       names.push_back("arg" + std::to_string(i));
+    if (printIR) {
+      std::cout << (*buffer)->getBuffer().str();
+      return 0;
+    }
   } else {
     auto compiled = interp::compileSourceFile(input, sourceOpts);
     if (!compiled) {
@@ -201,6 +208,10 @@ int main(int argc, char **argv) {
     kernel = std::move(compiled->kernel);
     names = std::move(compiled->paramNames);
     configText = compiled->configText;
+    if (printIR) {
+      std::cout << compiled->ir;
+      return 0;
+    }
   }
 
   // Arguments.
