@@ -9,7 +9,8 @@
 #                                                  against the machine's LibTorch, run the
 #                                                  GPU tests and benchmarks; results in $OUT
 #
-# Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning).
+# Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning),
+# matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
 # The snapshot makes the GPU run reproducible: exactly the commit named in device.txt.
@@ -72,6 +73,26 @@ run)
     softmax)
       "$build"/bin/tessel-bench softmax --json "$out/softmax.json" --markdown "$out/softmax.md" 2>&1 |
         tee "$out/softmax.txt"
+      ;;
+    matmul)
+      # The matmul GPU tests, the benchmark against cuBLAS, and ptxas's registers, shared
+      # memory and spills for every config of the bf16 and f32 packages.
+      "$build"/bin/tessel-matmul-gpu-tests > "$out/matmul-tests.log" 2>&1 || true
+      tail -n 20 "$out/matmul-tests.log"
+      "$build"/bin/tessel-bench matmul --json "$out/matmul.json" --markdown "$out/matmul.md" 2>&1 |
+        tee "$out/matmul.txt" || true
+      mkdir -p "$out/matmul-ptx"
+      python3 - "$carry/kernels" "$out/matmul-ptx" <<'PY'
+import json, sys
+for dtype in ("bf16", "f32"):
+    pkg = json.load(open(f"{sys.argv[1]}/matmul_{dtype}.tslpkg"))
+    for i, v in enumerate(pkg["kernels"][0]["variants"]):
+        open(f"{sys.argv[2]}/matmul_{dtype}_{i}.ptx", "w").write(v["ptx"])
+PY
+      ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+      for ptx in "$out"/matmul-ptx/*.ptx; do
+        echo "$(basename "$ptx"): $("$ptxas" -arch=sm_90 -v "$ptx" -o /dev/null 2>&1 | grep -E 'registers|spill' | tr '\n' ' ')"
+      done | tee "$out/matmul-resources.txt"
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).

@@ -1,0 +1,189 @@
+//===- MatmulBench.cpp - tessel-bench matmul: Tessel vs torch.matmul (cuBLAS) ===//
+//
+// C = A B for bf16 and f32 (through tf32 on both sides), TFLOP/s = 2MNK / time. Each
+// configuration of the package is timed briefly on the real shape, the fastest is timed
+// again with the full sample count, next to torch::matmul on the same tensors, in one
+// process on the same stream. The relative error of Tessel's C against torch's is
+// reported beside the timing.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/kernels/KernelPackageDir.h"
+#include "bench/tools/Flags.h"
+#include "bench/tools/Report.h"
+#include "bench/tools/Subcommand.h"
+#include "runtime/Runtime.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+
+using namespace tessel;
+using namespace tessel::bench;
+
+namespace {
+
+template <typename Fn>
+double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
+  CUevent start, stop;
+  driver.check(driver.eventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  driver.check(driver.eventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  for (int64_t i = 0; i < warmup; ++i)
+    run();
+  std::vector<double> times;
+  for (int64_t i = 0; i < samples; ++i) {
+    driver.check(driver.eventRecord(start, nullptr), "cuEventRecord");
+    run();
+    driver.check(driver.eventRecord(stop, nullptr), "cuEventRecord");
+    driver.check(driver.eventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    driver.check(driver.eventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    times.push_back(ms);
+  }
+  driver.eventDestroy(start);
+  driver.eventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int64_t constexprOf(const Variant &variant, const char *key) {
+  for (auto &[name, value] : variant.constexprs)
+    if (name == key)
+      return value.asInt();
+  return 0;
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+int runMatmul(int argc, char **argv) {
+  std::string packages = TESSEL_KERNEL_PACKAGE_DIR, json, markdown;
+  int64_t warmup = 5, samples = 30, tuneSamples = 5;
+  std::vector<std::string> dtypes = {"bf16", "f32"};
+  std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
+  bool noSkinny = false;
+  FlagParser flags("tessel-bench matmul",
+                   "C = A B: Tessel's matmul and torch.matmul (cuBLAS), in TFLOP/s");
+  flags.add("packages", "DIR", "folder with matmul_<dtype>.tslpkg", packages);
+  flags.addList("dtype", "LIST", "bf16, f16, f32 (f32 runs as tf32 on both sides)", dtypes);
+  flags.addList("sizes", "LIST", "square sizes M = N = K", sizes);
+  flags.addSwitch("no-skinny", "skip the skinny shape M=16384, N=1024, K=4096", noSkinny);
+  flags.add("warmup", "N", "untimed launches first", warmup);
+  flags.add("samples", "N", "timed launches of the chosen config and of torch (median)", samples);
+  flags.add("tune-samples", "N", "timed launches per config when choosing", tuneSamples);
+  flags.add("json", "FILE", "write the results as JSON", json);
+  flags.add("markdown", "FILE", "write the table as markdown", markdown);
+  if (auto exit = flags.parseOrExit(argc, argv))
+    return *exit;
+
+  if (!torch::cuda::is_available() || !Driver::isAvailable()) {
+    std::cerr << "tessel-bench matmul: needs a GPU\n";
+    return 1;
+  }
+  Driver &driver = Driver::get();
+  torch::zeros({1}, torch::kCUDA);
+  driver.ensureCurrent(0);
+  const DeviceInfo &device = driver.deviceInfo(0);
+  at::globalContext().setFloat32MatmulPrecision("high"); // cuBLAS f32 matmul on tf32
+
+  std::vector<Shape> shapes;
+  for (int64_t s : sizes)
+    shapes.push_back({s, s, s});
+  if (!noSkinny)
+    shapes.push_back({16384, 1024, 4096});
+
+  std::vector<Record> records;
+  for (const std::string &dtypeName : dtypes) {
+    auto dtype = dtypeName == "f32"    ? torch::kFloat32
+                 : dtypeName == "bf16" ? torch::kBFloat16
+                 : dtypeName == "f16"  ? torch::kFloat16
+                                       : throw std::invalid_argument("unknown dtype " + dtypeName);
+    Package package = Package::load(packages + "/matmul_" + dtypeName + ".tslpkg");
+    Kernel kernel = Kernel::load(package, "matmul");
+    for (Shape shape : shapes) {
+      auto options = torch::TensorOptions().dtype(dtype).device(torch::kCUDA);
+      torch::Tensor a = torch::randn({shape.m, shape.k}, options);
+      torch::Tensor b = torch::randn({shape.k, shape.n}, options);
+      torch::Tensor c = torch::empty({shape.m, shape.n}, options);
+      auto launch = [&](int config) {
+        const Variant &variant = kernel.info().variants[kernel.info().variantsOf(config).front()];
+        int64_t bm = constexprOf(variant, "BLOCK_M"), bn = constexprOf(variant, "BLOCK_N");
+        int64_t grid = ((shape.m + bm - 1) / bm) * ((shape.n + bn - 1) / bn);
+        kernel.launch(Grid(grid),
+                      {c.data_ptr(), a.data_ptr(), b.data_ptr(), int32_t(shape.m),
+                       int32_t(shape.n), int32_t(shape.k), int32_t(shape.k), int32_t(shape.n),
+                       int32_t(shape.n)},
+                      nullptr, config);
+      };
+      int best = -1;
+      double bestMs = 0;
+      for (int config = 0; config < kernel.configCount(); ++config) {
+        try {
+          double ms = medianMs(driver, 1, tuneSamples, [&] { launch(config); });
+          if (best < 0 || ms < bestMs) {
+            best = config;
+            bestMs = ms;
+          }
+        } catch (const std::exception &e) {
+          std::cerr << "config " << kernel.info().describeConfig(config) << ": " << e.what()
+                    << "\n";
+        }
+      }
+      if (best < 0) {
+        std::cerr << "no matmul configuration ran\n";
+        return 1;
+      }
+      double tesselMs = medianMs(driver, warmup, samples, [&] { launch(best); });
+      torch::Tensor reference;
+      double torchMs = medianMs(driver, warmup, samples, [&] { reference = torch::matmul(a, b); });
+      launch(best);
+      torch::Tensor diff = c.to(torch::kFloat64) - reference.to(torch::kFloat64);
+      double relError = (diff.norm() / reference.to(torch::kFloat64).norm()).item<double>();
+      double flop = 2.0 * shape.m * shape.n * shape.k;
+      auto tflops = [&](double ms) { return flop / (ms * 1e-3) / 1e12; };
+      Record record;
+      record.set("dtype", dtypeName);
+      record.set("M", shape.m);
+      record.set("N", shape.n);
+      record.set("K", shape.k);
+      record.set("config", kernel.info().describeConfig(best));
+      record.set("tessel_ms", tesselMs);
+      record.set("torch_ms", torchMs);
+      record.set("tessel_tflops", tflops(tesselMs));
+      record.set("torch_tflops", tflops(torchMs));
+      record.set("tessel_vs_torch", torchMs / tesselMs);
+      record.set("rel_error_vs_torch", relError);
+      records.push_back(record);
+      std::cerr << "matmul " << dtypeName << " " << shape.m << "x" << shape.n << "x" << shape.k
+                << " done\n";
+    }
+  }
+
+  std::vector<Column> columns = {
+      fieldColumn("dtype", "dtype", 0, true), fieldColumn("M", "M", 0), fieldColumn("N", "N", 0),
+      fieldColumn("K", "K", 0), fieldColumn("config", "config", 0, true),
+      fieldColumn("tessel TFLOP/s", "tessel_tflops", 1),
+      fieldColumn("torch TFLOP/s", "torch_tflops", 1),
+      fieldColumn("tessel/torch", "tessel_vs_torch", 3),
+      fieldColumn("rel err vs torch", "rel_error_vs_torch", 6)};
+  std::cout << "device: " << device.name << ", driver " << device.driverVersion << "\n"
+            << formatTable(records, columns);
+  Record meta;
+  meta.set("device", device.name);
+  meta.set("driver_version", int64_t(device.driverVersion));
+  meta.set("samples", samples);
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  meta.set("date", std::string(date));
+  if (!json.empty())
+    writeFile(json, [&](std::ostream &out) { writeJson(out, meta, records); });
+  if (!markdown.empty())
+    writeFile(markdown, [&](std::ostream &out) { out << formatTable(records, columns, true); });
+  return 0;
+}
+} // namespace
+
+TESSEL_BENCH_SUBCOMMAND("matmul", "C = A B: Tessel vs torch.matmul (cuBLAS), TFLOP/s", runMatmul);

@@ -1,0 +1,235 @@
+//===- MatmulTests.cpp - kernels/matmul.tsl on the GPU vs float64 ---------===//
+//
+// Fresh random inputs every run (the seed is printed on failure). The output is poisoned
+// with NaN before each launch, so an element left unwritten fails; a guard region after
+// C must stay untouched. Error is ||out - ref|| / ||ref|| against a float64 reference
+// computed from the same (rounded) inputs; NaN never passes. Packages (kernels/CMakeLists):
+// matmul_<dtype> (f32 through tf32), matmul_f32_ieee, matmul_bf16_relu, matmul_bf16_tt
+// (A and B column-major).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace tessel;
+
+namespace {
+
+constexpr int64_t kGuard = 64;
+
+enum class Storage { F32, BF16, F16 };
+size_t bytesOf(Storage s) { return s == Storage::F32 ? 4 : 2; }
+
+float bf16ToFloat(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &word, 4);
+  return f;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float value;
+  if (exponent == 0)
+    value = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    value = mantissa ? NAN : INFINITY;
+  else
+    value = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
+  return sign ? -value : value;
+}
+
+struct HostArray {
+  Storage storage;
+  int64_t size;
+  std::vector<uint8_t> bytes;
+
+  HostArray(Storage storage, int64_t size)
+      : storage(storage), size(size), bytes((size + kGuard) * bytesOf(storage), 0) {}
+  float get(int64_t i) const {
+    if (storage == Storage::F32) {
+      float f;
+      std::memcpy(&f, &bytes[i * 4], 4);
+      return f;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, &bytes[i * 2], 2);
+    return storage == Storage::BF16 ? bf16ToFloat(bits) : halfToFloat(bits);
+  }
+  void set(int64_t i, float value) {
+    if (storage == Storage::F32) {
+      std::memcpy(&bytes[i * 4], &value, 4);
+      return;
+    }
+    uint16_t bits = storage == Storage::BF16 ? floatToBFloat16Bits(value) : floatToHalfBits(value);
+    std::memcpy(&bytes[i * 2], &bits, 2);
+  }
+  void poison() { std::fill(bytes.begin(), bytes.end(), 0xFF); }
+  bool guardIntact() const {
+    for (size_t i = size * bytesOf(storage); i < bytes.size(); ++i)
+      if (bytes[i] != 0xFF)
+        return false;
+    return true;
+  }
+};
+
+class DeviceArray {
+public:
+  explicit DeviceArray(const HostArray &host) : driver_(Driver::get()), bytes_(host.bytes.size()) {
+    driver_.check(driver_.memAlloc(&address_, bytes_), "cuMemAlloc");
+    driver_.check(driver_.memcpyHtoD(address_, host.bytes.data(), bytes_), "cuMemcpyHtoD");
+  }
+  ~DeviceArray() { driver_.memFree(address_); }
+  DeviceArray(const DeviceArray &) = delete;
+  DeviceArray &operator=(const DeviceArray &) = delete;
+  void download(HostArray &host) const {
+    driver_.check(driver_.ctxSynchronize(), "cuCtxSynchronize");
+    driver_.check(driver_.memcpyDtoH(host.bytes.data(), address_, bytes_), "cuMemcpyDtoH");
+  }
+  void *pointer() const { return reinterpret_cast<void *>(address_); }
+
+private:
+  Driver &driver_;
+  size_t bytes_;
+  CUdeviceptr address_ = 0;
+};
+
+struct Mode {
+  const char *package; // kernels/<package>.tslpkg
+  Storage storage;
+  double bound;        // on ||out - ref|| / ||ref||
+  bool relu = false;
+  bool transposed = false; // A and B column-major
+};
+
+void PrintTo(const Mode &mode, std::ostream *os) { *os << mode.package; }
+
+int64_t constexprOf(const Variant &variant, const char *key) {
+  for (auto &[name, value] : variant.constexprs)
+    if (name == key)
+      return value.asInt();
+  return -1;
+}
+
+class MatmulTest : public ::testing::TestWithParam<Mode> {
+protected:
+  void SetUp() override {
+    if (!Driver::isAvailable())
+      GTEST_SKIP() << "no GPU: " << Driver::unavailableReason();
+    if (std::string(TESSEL_KERNEL_PACKAGE_DIR).empty())
+      GTEST_SKIP() << "no kernel packages (build with the compiler or TESSEL_PACKAGE_DIR)";
+    Driver::get().ensureCurrent(0);
+    package = Package::load(std::string(TESSEL_KERNEL_PACKAGE_DIR) + "/" + GetParam().package +
+                            ".tslpkg");
+    kernel = Kernel::load(package, "matmul");
+    seed = std::random_device{}();
+    rng.seed(seed);
+  }
+
+  /// One C = A B on `config`; returns the relative error (NaN if anything is off).
+  double run(int64_t m, int64_t n, int64_t k, int config) {
+    const Mode &mode = GetParam();
+    // Leading dimensions with a little padding, so strides differ from the sizes.
+    int64_t lda = (mode.transposed ? m : k) + 3, ldb = (mode.transposed ? k : n) + 5;
+    int64_t ldc = n + 1;
+    HostArray a(mode.storage, (mode.transposed ? k : m) * lda);
+    HostArray b(mode.storage, (mode.transposed ? n : k) * ldb);
+    HostArray c(mode.storage, m * ldc);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    for (int64_t i = 0; i < a.size; ++i)
+      a.set(i, normal(rng));
+    for (int64_t i = 0; i < b.size; ++i)
+      b.set(i, normal(rng));
+    c.poison();
+    DeviceArray dA(a), dB(b), dC(c);
+    const Variant &variant = kernel.info().variants[kernel.info().variantsOf(config).front()];
+    int64_t bm = constexprOf(variant, "BLOCK_M"), bn = constexprOf(variant, "BLOCK_N");
+    int64_t grid = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+    kernel.launch(Grid(grid),
+                  {dC.pointer(), dA.pointer(), dB.pointer(), int32_t(m), int32_t(n), int32_t(k),
+                   int32_t(lda), int32_t(ldb), int32_t(ldc)},
+                  nullptr, config);
+    dC.download(c);
+    EXPECT_TRUE(c.guardIntact()) << "a masked store wrote past C";
+    auto at = [&](int64_t i, int64_t j) {
+      return double(mode.transposed ? a.get(j * lda + i) : a.get(i * lda + j));
+    };
+    auto bt = [&](int64_t i, int64_t j) {
+      return double(mode.transposed ? b.get(j * ldb + i) : b.get(i * ldb + j));
+    };
+    std::vector<double> bcol(k);
+    double diff = 0, norm = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t p = 0; p < k; ++p)
+        bcol[p] = bt(p, j);
+      for (int64_t i = 0; i < m; ++i) {
+        double ref = 0;
+        for (int64_t p = 0; p < k; ++p)
+          ref += at(i, p) * bcol[p];
+        if (mode.relu)
+          ref = std::max(ref, 0.0);
+        double got = c.get(i * ldc + j);
+        diff += (got - ref) * (got - ref);
+        norm += ref * ref;
+      }
+    }
+    // Padding columns of C are never written.
+    for (int64_t i = 0; i < m; ++i)
+      EXPECT_TRUE(std::isnan(c.get(i * ldc + n))) << "padding of row " << i << " was written";
+    return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  }
+
+  void expectAccurate(int64_t m, int64_t n, int64_t k, int config) {
+    double error = run(m, n, k, config);
+    EXPECT_TRUE(error <= GetParam().bound)
+        << m << "x" << n << "x" << k << " on " << kernel.info().describeConfig(config)
+        << ": relative error " << error << " > " << GetParam().bound << " (seed " << seed << ")";
+  }
+
+  Package package;
+  Kernel kernel;
+  unsigned seed = 0;
+  std::mt19937 rng;
+};
+
+TEST_P(MatmulTest, EveryConfigOnRaggedSizes) {
+  for (int config = 0; config < kernel.info().configCount(); ++config) {
+    expectAccurate(100, 100, 100, config);
+    expectAccurate(257, 129, 96, config);
+  }
+}
+
+TEST_P(MatmulTest, SmallAndRaggedSizes) {
+  int last = kernel.info().configCount() - 1; // the smallest tiles
+  for (int64_t s : {1, 17, 100})
+    for (int config : {0, last})
+      expectAccurate(s, s, s, config);
+  expectAccurate(1, 1000, 17, 0);
+  expectAccurate(1000, 1, 33, 0);
+  expectAccurate(4099, 64, 100, 0);
+  expectAccurate(64, 100, 4099, 0);
+}
+
+TEST_P(MatmulTest, SquareSizes) {
+  for (int64_t s : {256, 512})
+    for (int config = 0; config < kernel.info().configCount(); config += 2)
+      expectAccurate(s, s, s, config);
+  expectAccurate(1000, 1000, 1000, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Packages, MatmulTest,
+    ::testing::Values(Mode{"matmul_f32_ieee", Storage::F32, 1e-5},
+                      Mode{"matmul_f32", Storage::F32, 1e-3},
+                      Mode{"matmul_bf16", Storage::BF16, 1e-2},
+                      Mode{"matmul_f16", Storage::F16, 3e-3},
+                      Mode{"matmul_bf16_relu", Storage::BF16, 1e-2, /*relu=*/true},
+                      Mode{"matmul_bf16_tt", Storage::BF16, 1e-2, false, /*transposed=*/true}),
+    [](const ::testing::TestParamInfo<Mode> &info) { return std::string(info.param.package); });
+
+} // namespace
