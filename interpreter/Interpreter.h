@@ -67,9 +67,9 @@ struct LaunchGrid {
 /// compiled; run() is const and may be called from several threads.
 class CompiledKernel {
 public:
-  /// Compiles a kernel function (runtime params only, tiles as tensors without
-  /// layout encodings). Fails naming the op and its location when the kernel
-  /// uses an op the interpreter does not know.
+  /// Compiles a kernel function (runtime params only; tiles are tensors, their
+  /// layout encodings, if any, are ignored). Fails naming the op and its
+  /// location when the kernel uses an op the interpreter does not know.
   static llvm::Expected<CompiledKernel> compile(mlir::func::FuncOp kernel);
   /// The function named `name` of `module`, or its only `tessel.kernel`
   /// function when `name` is empty.
@@ -77,9 +77,11 @@ public:
                                                 llvm::StringRef name = "");
 
   /// Runs every program instance of `grid` with `args` (host pointers for
-  /// pointer params). Errors: argument mismatches, out-of-bounds accesses
-  /// ("file:line:col: out-of-bounds load in program (x, y, z) ..."),
-  /// static/device assertion failures.
+  /// pointer params). Errors: argument mismatches, out-of-bounds or misaligned
+  /// accesses ("file:line:col: error: out-of-bounds load of 4 bytes at 0x...,
+  /// element 36 of tensor<64x!tessel.ptr<f32>>: 0 bytes past the end of buffer
+  /// 'b' (...) (kernel 'k', program (1, 0, 0))" and the source line when the
+  /// file is readable), device assertion failures.
   llvm::Error run(const LaunchGrid &grid, llvm::ArrayRef<Arg> args,
                   const MemoryMap &memory) const;
 
@@ -91,7 +93,7 @@ public:
   /// "!tessel.ptr<f32>", "i32".
   bool paramIsPointer(size_t index) const;
   const std::string &paramType(size_t index) const;
-  /// Number of instructions (for tests and --stats).
+  /// Number of instructions (for tests).
   size_t numInstructions() const;
 
 private:
