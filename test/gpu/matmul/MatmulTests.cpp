@@ -132,11 +132,14 @@ protected:
   }
 
   /// One C = A B on `config`; returns the relative error (NaN if anything is off).
-  double run(int64_t m, int64_t n, int64_t k, int config) {
+  /// Unaligned: leading dimensions padded by a few elements, so strides differ from the
+  /// sizes (the generic variant runs). Aligned: no padding; with sizes that are multiples
+  /// of 16 the divisible-by-16 variant (16-byte vector accesses) runs.
+  double run(int64_t m, int64_t n, int64_t k, int config, bool aligned) {
     const Mode &mode = GetParam();
-    // Leading dimensions with a little padding, so strides differ from the sizes.
-    int64_t lda = (mode.transposed ? m : k) + 3, ldb = (mode.transposed ? k : n) + 5;
-    int64_t ldc = n + 1;
+    int64_t lda = (mode.transposed ? m : k) + (aligned ? 0 : 3);
+    int64_t ldb = (mode.transposed ? k : n) + (aligned ? 0 : 5);
+    int64_t ldc = n + (aligned ? 0 : 1);
     HostArray a(mode.storage, (mode.transposed ? k : m) * lda);
     HostArray b(mode.storage, (mode.transposed ? n : k) * ldb);
     HostArray c(mode.storage, m * ldc);
@@ -179,15 +182,15 @@ protected:
       }
     }
     // Padding columns of C are never written.
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < m && ldc > n; ++i)
       EXPECT_TRUE(std::isnan(c.get(i * ldc + n))) << "padding of row " << i << " was written";
     return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   }
 
-  void expectAccurate(int64_t m, int64_t n, int64_t k, int config) {
-    double error = run(m, n, k, config);
+  void expectAccurate(int64_t m, int64_t n, int64_t k, int config, bool aligned = false) {
+    double error = run(m, n, k, config, aligned);
     EXPECT_TRUE(error <= GetParam().bound)
-        << m << "x" << n << "x" << k << " on " << kernel.info().describeConfig(config)
+        << m << "x" << n << "x" << k << (aligned ? " (aligned)" : "") << " on " << kernel.info().describeConfig(config)
         << ": relative error " << error << " > " << GetParam().bound << " (seed " << seed << ")";
   }
 
@@ -220,6 +223,16 @@ TEST_P(MatmulTest, SquareSizes) {
     for (int config = 0; config < kernel.info().configCount(); config += 2)
       expectAccurate(s, s, s, config);
   expectAccurate(1000, 1000, 1000, 0);
+}
+
+// Sizes and strides that are multiples of 16: the divisible-by-16 variant, which the
+// benchmark's shapes use.
+TEST_P(MatmulTest, AlignedVariantOnEveryConfig) {
+  for (int config = 0; config < kernel.info().configCount(); ++config) {
+    expectAccurate(256, 256, 256, config, /*aligned=*/true);
+    expectAccurate(384, 128, 96, config, /*aligned=*/true);
+  }
+  expectAccurate(1024, 1024, 1024, 0, /*aligned=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(
