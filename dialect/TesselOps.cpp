@@ -128,6 +128,16 @@ LogicalResult DotOp::verify() {
   return success();
 }
 
+LogicalResult TransOp::verify() {
+  auto src = getSrc().getType(), dst = getResult().getType();
+  if (src.getRank() != 2 || dst.getRank() != 2)
+    return emitOpError("operand and result must be 2-D tiles");
+  if (src.getDimSize(0) != dst.getDimSize(1) || src.getDimSize(1) != dst.getDimSize(0) ||
+      src.getElementType() != dst.getElementType())
+    return emitOpError("result must be the operand transposed");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // convert_layout: folding and rematerialisation
 //===----------------------------------------------------------------------===//

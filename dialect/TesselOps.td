@@ -213,4 +213,18 @@ def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let hasVerifier = 1;
 }
 
+def Tessel_TransOp : Tessel_Op<"trans", [Pure]> {
+  let summary = "Transpose a 2-D tile";
+  let description = [{
+    ```mlir
+    %t = tessel.trans %x : tensor<64x32xf16> -> tensor<32x64xf16>
+    ```
+    Lowered through shared memory (the result gets its own layout).
+  }];
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TESSEL_OPS_TD

@@ -68,7 +68,7 @@ const char *const kBuiltins[] = {
     "program_id", "num_programs", "arange", "zeros", "full",  "load",    "store",
     "where",      "maximum",      "minimum", "exp",  "exp2",  "log",     "log2",
     "sqrt",       "rsqrt",        "sigmoid", "abs",  "sum",   "max",     "min",
-    "cdiv",       "static_assert", "range",   "dot",
+    "cdiv",       "static_assert", "range",   "dot",   "trans",
 };
 
 } // namespace
@@ -518,9 +518,23 @@ GenValue Generator::genCall(const Expr &expr) {
                                                 b.getStringAttr(precision)));
   }
 
+  if (name == "trans") {
+    if (!bind({"x"}, 1))
+      return GenValue::poison();
+    GenValue x = arg(0);
+    if (x.isPoison())
+      return x;
+    if (!x.isRuntime() || shapeOf(x.type()).size() != 2 || isPtrElem(elemOf(x.type())) ||
+        elemOf(x.type()).getIntOrFloatBitWidth() < 8)
+      return error(argRange(0), "trans() transposes a 2-D tile of numbers, got " + describe(x));
+    auto shape = shapeOf(x.type());
+    auto type = mlir::RankedTensorType::get({shape[1], shape[0]}, elemOf(x.type()));
+    return GenValue::ofValue(tsl::TransOp::create(b, l, type, x.value));
+  }
+
   if (name == "range")
     return error(callee.range, "range() is only allowed in 'for x in range(...)'");
-  for (const char *planned : {"trans", "reshape", "argmax", "argmin", "atomic_add",
+  for (const char *planned : {"reshape", "argmax", "argmin", "atomic_add",
                               "device_print", "multiple_of", "max_contiguous"})
     if (name == planned)
       return error(callee.range, "'" + name + "' is not supported yet");

@@ -69,6 +69,7 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     populateReduceToLLVMPatterns(converter, patterns);
     populateConvertLayoutToLLVMPatterns(converter, patterns);
     populateDotToLLVMPatterns(converter, patterns);
+    populateTransToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -44,6 +44,10 @@ FailureOr<int64_t> mlir::tessel::getScratchBytes(Operation *op) {
   }
   if (auto dot = dyn_cast<DotOp>(op))
     return getDotScratchBytes(dot);
+  if (auto trans = dyn_cast<TransOp>(op)) {
+    auto type = trans.getSrc().getType();
+    return type.getNumElements() * getScratchElementBytes(type.getElementType());
+  }
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
     auto type = convert.getSrc().getType();
     return type.getNumElements() * getScratchElementBytes(type.getElementType());

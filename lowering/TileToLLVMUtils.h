@@ -57,6 +57,7 @@ void populateMemoryToLLVMPatterns(const TypeConverter &converter, RewritePattern
                                   const AxisInfoAnalysis &axisInfo);
 void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateDotToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateTransToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateConvertLayoutToLLVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns);
 

@@ -53,3 +53,11 @@ func.func @precision(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: tensor<16
   %0 = tessel.dot %a, %b, %c {inputPrecision = "tf32x3"} : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return
 }
+
+// -----
+
+func.func @trans_shape(%x: tensor<64x32xf16>) {
+  // expected-error @+1 {{result must be the operand transposed}}
+  %t = tessel.trans %x : tensor<64x32xf16> -> tensor<64x32xf16>
+  return
+}

@@ -10,3 +10,10 @@ func.func @dot(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16>, %c: tensor<64x12
   %1 = tessel.dot %x, %y, %y {inputPrecision = "ieee"} : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return %0, %1 : tensor<64x128xf32>, tensor<16x16xf32>
 }
+
+// CHECK-LABEL: func.func @trans
+// CHECK: tessel.trans %{{.*}} : tensor<64x32xf16> -> tensor<32x64xf16>
+func.func @trans(%x: tensor<64x32xf16>) -> tensor<32x64xf16> {
+  %t = tessel.trans %x : tensor<64x32xf16> -> tensor<32x64xf16>
+  return %t : tensor<32x64xf16>
+}
