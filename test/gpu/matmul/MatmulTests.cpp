@@ -159,21 +159,22 @@ protected:
                   nullptr, config);
     dC.download(c);
     EXPECT_TRUE(c.guardIntact()) << "a masked store wrote past C";
-    auto at = [&](int64_t i, int64_t j) {
-      return double(mode.transposed ? a.get(j * lda + i) : a.get(i * lda + j));
-    };
-    auto bt = [&](int64_t i, int64_t j) {
-      return double(mode.transposed ? b.get(j * ldb + i) : b.get(i * ldb + j));
-    };
-    std::vector<double> bcol(k);
+    // Row-major float64 copies of A and of B transposed, so the inner loop is contiguous.
+    std::vector<double> ad(m * k), btd(n * k);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        ad[i * k + p] = mode.transposed ? a.get(p * lda + i) : a.get(i * lda + p);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        btd[j * k + p] = mode.transposed ? b.get(j * ldb + p) : b.get(p * ldb + j);
     double diff = 0, norm = 0;
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t p = 0; p < k; ++p)
-        bcol[p] = bt(p, j);
+      const double *bcol = &btd[j * k];
       for (int64_t i = 0; i < m; ++i) {
+        const double *arow = &ad[i * k];
         double ref = 0;
         for (int64_t p = 0; p < k; ++p)
-          ref += at(i, p) * bcol[p];
+          ref += arow[p] * bcol[p];
         if (mode.relu)
           ref = std::max(ref, 0.0);
         double got = c.get(i * ldc + j);
