@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -14,7 +15,27 @@ using namespace mlir::tessel;
 #define GET_TYPEDEF_CLASSES
 #include "dialect/TesselTypes.cpp.inc"
 
+namespace {
+/// Prints layouts as `#blocked`, `#slice` aliases at the top of a module, as Triton
+/// does, so tile types stay readable.
+struct TesselOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<BlockedEncodingAttr>(attr)) {
+      os << "blocked";
+      return AliasResult::FinalAlias;
+    }
+    if (isa<SliceEncodingAttr>(attr)) {
+      os << "slice";
+      return AliasResult::FinalAlias;
+    }
+    return AliasResult::NoAlias;
+  }
+};
+} // namespace
+
 void TesselDialect::initialize() {
+  addInterfaces<TesselOpAsmInterface>();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "dialect/TesselTypes.cpp.inc"

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Kernel.h"
+#include "runtime/Interpret.h"
 
 #include <algorithm>
 #include <atomic>
@@ -369,6 +370,19 @@ Kernel::Impl::~Impl() {
 Kernel Kernel::load(const Package &package, std::string_view name,
                     int device) {
   const KernelInfo &info = package.kernel(name);
+  if (interpretEnabled()) {
+    // TESSEL_INTERPRET=1: launches run in the CPU interpreter; no driver, no device.
+    auto impl = std::make_shared<Impl>();
+    impl->info = info;
+    impl->device = device < 0 ? 0 : device;
+    impl->packageHash = package.contentHash();
+    impl->configs = info.configCount();
+    impl->states.reset(new VariantState[info.variants.size()]);
+    impl->candidates.resize(size_t(impl->configs));
+    Kernel kernel;
+    kernel.impl_ = std::move(impl);
+    return kernel;
+  }
   Driver &driver = Driver::get();
   if (device < 0)
     device = driver.currentDevice();
@@ -409,6 +423,20 @@ void Kernel::launch(Grid grid, const Arg *args, size_t count, CUstream stream,
   k.checkConfigIndex(config);
   PackedArgs packed;
   packArgs(k.info, args, count, packed);
+  if (!k.driver) { // interpreting (Kernel::load under TESSEL_INTERPRET=1)
+    checkGrid(grid, k.info.name);
+    int variant = interpretedVariant(k.info, config);
+    if (grid.empty() || variant < 0)
+      return;
+    InterpretLaunch launch;
+    launch.kernel = &k.info;
+    launch.variant = &k.info.variants[size_t(variant)];
+    launch.grid[0] = grid.x, launch.grid[1] = grid.y, launch.grid[2] = grid.z;
+    launch.args = args;
+    launch.count = count;
+    interpretLaunch(launch);
+    return;
+  }
   launchPacked(grid, packed, stream, config);
 }
 
@@ -416,6 +444,8 @@ void Kernel::launchPacked(Grid grid, PackedArgs &packed, CUstream stream,
                           int config) const {
   Impl &k = requireImpl(impl_);
   k.checkConfigIndex(config);
+  if (!k.driver)
+    throw Error(k.info.name + ": packed launches cannot be interpreted; use Kernel::launch");
   int variant = k.select(config, packed.divisibleMask());
   checkGrid(grid, k.info.name);
   if (grid.empty())
@@ -452,6 +482,8 @@ ConfigFit Kernel::checkConfig(int config) const {
     fit.reason = std::move(reason);
     return fit;
   };
+  if (!k.driver) // interpreting: every config runs
+    return fit;
   const std::vector<Candidate> &candidates = k.candidates[size_t(config)];
   if (candidates.empty())
     return reject(k.noVariantReason(config));
@@ -485,6 +517,8 @@ void Kernel::preload(int config) const {
   Impl &k = requireImpl(impl_);
   if (config >= 0)
     k.checkConfigIndex(config);
+  if (!k.driver) // interpreting: nothing to load
+    return;
   k.withContext([&](CUcontext context) {
     for (int c = 0; c < k.configs; ++c) {
       if (config >= 0 && c != config)

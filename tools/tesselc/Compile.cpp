@@ -101,6 +101,8 @@ struct VariantOutput {
   /// The printed stage (for --emit).
   std::string text;
   std::string ptx;
+  /// The tessel IR before lowering, with source locations: what TESSEL_INTERPRET=1 runs.
+  std::string tesselIR;
   int64_t sharedBytes = 0;
   std::vector<ParamInfo> params;
 };
@@ -171,6 +173,10 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
     out.text = print(*module);
     out.ok = true;
     return out;
+  }
+  {
+    llvm::raw_string_ostream os(out.tesselIR);
+    (*module)->print(os, mlir::OpPrintingFlags().enableDebugInfo());
   }
   mlir::PassManager pm(&context_);
   mlir::tessel::buildTesselToLLVMPipeline(pm, mlir::tessel::LoweringOptions{spec.numWarps});
@@ -331,8 +337,12 @@ int run(const Options &opts) {
     for (const fe::ast::Param &p : kernel->params)
       if (p.kind == fe::ast::ParamKind::Constexpr)
         info.constexprParams.push_back(p.name);
-    if (kernel->autotune)
+    if (kernel->autotune) {
       info.autotuneKey = kernel->autotune->key;
+      // Evaluated by the runtime at launch, when the key values are known.
+      if (kernel->autotune->prune)
+        info.autotunePrune = fe::exprToString(*kernel->autotune->prune);
+    }
     Json kernelJson = Json::object();
     kernelJson.set("name", kernel->name);
     Json configsJson = Json::array();
@@ -372,6 +382,7 @@ int run(const Options &opts) {
         double ms = msSince(variantStart);
         size_t lines = countLines(out.ptx);
         v.ptx = std::move(out.ptx);
+        v.tesselIR = std::move(out.tesselIR);
         info.variants.push_back(std::move(v));
         const char *variantName = specialised ? "divisible16" : "generic";
         char msText[32];

@@ -1,0 +1,80 @@
+// RUN: tessel-opt %s -split-input-file -verify-diagnostics
+// Verifier errors of the tessel dialect.
+
+func.func @range_not_power_of_two() {
+  // expected-error @+1 {{range length must be a positive power of two, got 100}}
+  %r = tessel.make_range {end = 100 : i32, start = 0 : i32} : tensor<100xi32>
+  return
+}
+
+// -----
+
+func.func @range_length_mismatch() {
+  // expected-error @+1 {{result has 64 elements, the range has 128}}
+  %r = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @broadcast_bad_dim(%t: tensor<4x2xf32>) {
+  // expected-error @+1 {{cannot broadcast dimension 1 of size 2 to 8}}
+  %b = tessel.broadcast %t : tensor<4x2xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_bad_shape(%t: tensor<4xf32>) {
+  // expected-error @+1 {{result must be the operand with a size-1 dimension at 0}}
+  %e = tessel.expand_dims %t {axis = 0 : i32} : tensor<4xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+#blocked = #tessel.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #tessel.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+func.func @expand_dims_bad_layout(%t: tensor<4xf32, #blocked1>) {
+  // expected-error @+1 {{operand layout must be the result layout sliced along axis 1}}
+  %e = tessel.expand_dims %t {axis = 1 : i32} : tensor<4xf32, #blocked1> -> tensor<4x1xf32, #blocked>
+  return
+}
+
+// -----
+
+func.func @reduce_wrong_result(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be the operand without dimension 1}}
+  %r = tessel.reduce add %t {axis = 1 : i32} : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis_out_of_range(%t: tensor<4xf32>) {
+  // expected-error @+1 {{axis 1 out of range for a rank-1 tile}}
+  %r = tessel.reduce add %t {axis = 1 : i32} : tensor<4xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @load_type_mismatch(%p: tensor<4x!tessel.ptr<f32>>, %m: tensor<8xi1>) {
+  // expected-error @+1 {{mask has the shape of ptr}}
+  %x = "tessel.load"(%p, %m) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<4x!tessel.ptr<f32>>, tensor<8xi1>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{threadsPerWarp must multiply to 32, got 16}}
+func.func @bad_blocked(%t: tensor<4xf32, #tessel.blocked<{sizePerThread = [1], threadsPerWarp = [16], warpsPerCTA = [4], order = [0]}>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{slice layout: dim 1 out of range for a rank-1 parent}}
+func.func @bad_slice(%t: tensor<f32, #tessel.slice<{dim = 1, parent = #tessel.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>}>>) {
+  return
+}

@@ -1,0 +1,43 @@
+// RUN: tessel-opt %s | tessel-opt | FileCheck %s
+// Every op prints in a form that parses back to the same thing.
+
+#blocked = #tessel.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#row = #tessel.slice<{dim = 1, parent = #blocked}>
+
+// CHECK: #[[BLOCKED:.*]] = #tessel.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK: #[[SLICE:.*]] = #tessel.slice<{dim = 1, parent = #[[BLOCKED]]}>
+// CHECK-LABEL: func.func @ops
+func.func @ops(%p: !tessel.ptr<f32>, %n: i32) {
+  // CHECK: tessel.program_id 1 : i32
+  %pid = tessel.program_id 1 : i32
+  // CHECK: tessel.num_programs 0 : i32
+  %np = tessel.num_programs 0 : i32
+  // CHECK: tessel.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #[[SLICE]]>
+  %r = tessel.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #row>
+  // CHECK: tessel.expand_dims %{{.*}} {axis = 1 : i32} : tensor<64xi32, #[[SLICE]]> -> tensor<64x1xi32, #[[BLOCKED]]>
+  %e = tessel.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #row> -> tensor<64x1xi32, #blocked>
+  // CHECK: tessel.broadcast %{{.*}} : tensor<64x1xi32, #[[BLOCKED]]> -> tensor<64x32xi32, #[[BLOCKED]]>
+  %b = tessel.broadcast %e : tensor<64x1xi32, #blocked> -> tensor<64x32xi32, #blocked>
+  // CHECK: tessel.splat %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>
+  %ps = tessel.splat %p : tensor<64x32x!tessel.ptr<f32>, #blocked>
+  // CHECK: tessel.addptr %{{.*}}, %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>, tensor<64x32xi32, #[[BLOCKED]]>
+  %a = tessel.addptr %ps, %b : tensor<64x32x!tessel.ptr<f32>, #blocked>, tensor<64x32xi32, #blocked>
+  %ns = tessel.splat %n : tensor<64x32xi32, #blocked>
+  %m = arith.cmpi slt, %b, %ns : tensor<64x32xi32, #blocked>
+  %zero = arith.constant 0.0 : f32
+  %other = tessel.splat %zero : tensor<64x32xf32, #blocked>
+  // CHECK: tessel.load %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>
+  %x = tessel.load %a, %m, %other : tensor<64x32x!tessel.ptr<f32>, #blocked>
+  // CHECK: tessel.load %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>
+  %y = tessel.load %a : tensor<64x32x!tessel.ptr<f32>, #blocked>
+  // CHECK: tessel.reduce max %{{.*}} {axis = 1 : i32} : tensor<64x32xf32, #[[BLOCKED]]> -> tensor<64xf32, #[[SLICE]]>
+  %s = tessel.reduce max %x {axis = 1 : i32} : tensor<64x32xf32, #blocked> -> tensor<64xf32, #row>
+  // CHECK: tessel.convert_layout %{{.*}} : tensor<64x32xf32, #[[BLOCKED]]> -> tensor<64x32xf32>
+  %c = tessel.convert_layout %y : tensor<64x32xf32, #blocked> -> tensor<64x32xf32>
+  // CHECK: tessel.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>
+  tessel.store %a, %x, %m : tensor<64x32x!tessel.ptr<f32>, #blocked>
+  // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.ptr<f32>
+  %q = tessel.addptr %p, %n : !tessel.ptr<f32>, i32
+  tessel.store %q, %zero : !tessel.ptr<f32>
+  return
+}

@@ -1,0 +1,37 @@
+// RUN: tessel-opt %s -split-input-file -tessel-allocate-shared-memory | FileCheck %s
+// Scratch for cross-warp reductions and layout conversions; the largest need wins.
+
+// 1024 f32 over 4 warps: each warp leaves one partial, 4 x 4 bytes.
+// CHECK: module attributes {tessel.shared = 16 : i32}
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module {
+  func.func @reduce_across_warps(%x: tensor<1024xf32, #b>) -> f32 {
+    %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
+    return %s : f32
+  }
+}
+
+// -----
+
+// One warp holds the whole row: shuffles only, no scratch.
+// CHECK: module attributes {tessel.shared = 0 : i32}
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
+module {
+  func.func @reduce_in_a_warp(%x: tensor<128xf32, #b>) -> f32 {
+    %s = tessel.reduce max %x {axis = 0 : i32} : tensor<128xf32, #b> -> f32
+    return %s : f32
+  }
+}
+
+// -----
+
+// A layout conversion of 64x64 f32 goes through 16 KiB.
+// CHECK: module attributes {tessel.shared = 16384 : i32}
+#a = #tessel.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b = #tessel.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]}>
+module {
+  func.func @convert(%x: tensor<64x64xf32, #a>) -> tensor<64x64xf32, #b> {
+    %c = tessel.convert_layout %x : tensor<64x64xf32, #a> -> tensor<64x64xf32, #b>
+    return %c : tensor<64x64xf32, #b>
+  }
+}
