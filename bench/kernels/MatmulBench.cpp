@@ -7,6 +7,7 @@
 // reported beside the timing.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/kernels/KernelBench.h"
 #include "bench/kernels/KernelPackageDir.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
@@ -23,36 +24,6 @@ using namespace tessel;
 using namespace tessel::bench;
 
 namespace {
-
-template <typename Fn>
-double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
-  CUevent start, stop;
-  driver.check(driver.eventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  driver.check(driver.eventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  for (int64_t i = 0; i < warmup; ++i)
-    run();
-  std::vector<double> times;
-  for (int64_t i = 0; i < samples; ++i) {
-    driver.check(driver.eventRecord(start, nullptr), "cuEventRecord");
-    run();
-    driver.check(driver.eventRecord(stop, nullptr), "cuEventRecord");
-    driver.check(driver.eventSynchronize(stop), "cuEventSynchronize");
-    float ms = 0;
-    driver.check(driver.eventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-    times.push_back(ms);
-  }
-  driver.eventDestroy(start);
-  driver.eventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-int64_t constexprOf(const Variant &variant, const char *key) {
-  for (auto &[name, value] : variant.constexprs)
-    if (name == key)
-      return value.asInt();
-  return 0;
-}
 
 struct Shape {
   int64_t m, n, k;
@@ -168,20 +139,9 @@ int runMatmul(int argc, char **argv) {
       fieldColumn("torch TFLOP/s", "torch_tflops", 1),
       fieldColumn("tessel/torch", "tessel_vs_torch", 3),
       fieldColumn("rel err vs torch", "rel_error_vs_torch", 6)};
-  std::cout << "device: " << device.name << ", driver " << device.driverVersion << "\n"
-            << formatTable(records, columns);
   Record meta;
-  meta.set("device", device.name);
-  meta.set("driver_version", int64_t(device.driverVersion));
   meta.set("samples", samples);
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  meta.set("date", std::string(date));
-  if (!json.empty())
-    writeFile(json, [&](std::ostream &out) { writeJson(out, meta, records); });
-  if (!markdown.empty())
-    writeFile(markdown, [&](std::ostream &out) { out << formatTable(records, columns, true); });
+  writeKernelReport(device, meta, records, columns, json, markdown);
   return 0;
 }
 } // namespace

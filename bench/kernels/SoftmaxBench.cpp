@@ -7,6 +7,7 @@
 // to exceed the L2 cache; the median of the samples is reported.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/kernels/KernelBench.h"
 #include "bench/kernels/KernelPackageDir.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
@@ -25,37 +26,6 @@ using namespace tessel;
 using namespace tessel::bench;
 
 namespace {
-
-/// Median time in ms of `samples` runs of `run(i)`, each bracketed by CUDA events.
-template <typename Fn>
-double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
-  CUevent start, stop;
-  driver.check(driver.eventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  driver.check(driver.eventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  for (int64_t i = 0; i < warmup; ++i)
-    run(i);
-  std::vector<double> times;
-  for (int64_t i = 0; i < samples; ++i) {
-    driver.check(driver.eventRecord(start, nullptr), "cuEventRecord");
-    run(warmup + i);
-    driver.check(driver.eventRecord(stop, nullptr), "cuEventRecord");
-    driver.check(driver.eventSynchronize(stop), "cuEventSynchronize");
-    float ms = 0;
-    driver.check(driver.eventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-    times.push_back(ms);
-  }
-  driver.eventDestroy(start);
-  driver.eventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-int64_t blockOf(const Variant &variant) {
-  for (auto &[name, value] : variant.constexprs)
-    if (name == "BLOCK")
-      return value.asInt();
-  return 0;
-}
 
 int runSoftmax(int argc, char **argv) {
   std::string packages = TESSEL_KERNEL_PACKAGE_DIR, json, markdown;
@@ -99,9 +69,9 @@ int runSoftmax(int argc, char **argv) {
       int config = -1;
       int64_t block = 0;
       for (const Variant &variant : kernel.info().variants)
-        if (blockOf(variant) >= n && (config < 0 || blockOf(variant) < block)) {
+        if (constexprOf(variant, "BLOCK") >= n && (config < 0 || constexprOf(variant, "BLOCK") < block)) {
           config = variant.config;
-          block = blockOf(variant);
+          block = constexprOf(variant, "BLOCK");
         }
       if (config < 0) {
         std::cerr << "no softmax configuration holds rows of " << n << "\n";
@@ -163,21 +133,10 @@ int runSoftmax(int argc, char **argv) {
       fieldColumn("copy GB/s", "copy_gbps", 0), fieldColumn("tessel/copy", "tessel_vs_copy", 3),
       fieldColumn("speed-up vs torch", "tessel_vs_torch", 2),
       fieldColumn("max abs err", "max_abs_error", 7)};
-  std::cout << "device: " << device.name << ", driver " << device.driverVersion << "\n"
-            << formatTable(records, columns);
   Record meta;
-  meta.set("device", device.name);
-  meta.set("driver_version", int64_t(device.driverVersion));
   meta.set("rows", rows);
   meta.set("samples", samples);
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  meta.set("date", std::string(date));
-  if (!json.empty())
-    writeFile(json, [&](std::ostream &out) { writeJson(out, meta, records); });
-  if (!markdown.empty())
-    writeFile(markdown, [&](std::ostream &out) { out << formatTable(records, columns, true); });
+  writeKernelReport(device, meta, records, columns, json, markdown);
   return 0;
 }
 } // namespace

@@ -1,0 +1,82 @@
+//===- KernelBench.h - timing and reporting shared by the kernel benchmarks -===//
+//
+// Each sample is one run of the work timed with CUDA events on the legacy default stream
+// (where LibTorch and Tessel's launches both go); the median of the samples is reported.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_KERNELS_KERNELBENCH_H
+#define TESSEL_BENCH_KERNELS_KERNELBENCH_H
+
+#include "bench/tools/Report.h"
+#include "runtime/Runtime.h"
+
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tessel::bench {
+
+/// Median ms of `samples` runs after `warmup` untimed ones. `run` takes the run's index
+/// (to rotate inputs) or nothing.
+template <typename Fn>
+double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
+  auto once = [&](int64_t i) {
+    if constexpr (std::is_invocable_v<Fn, int64_t>)
+      run(i);
+    else
+      run();
+  };
+  CUevent start, stop;
+  driver.check(driver.eventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  driver.check(driver.eventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  for (int64_t i = 0; i < warmup; ++i)
+    once(i);
+  std::vector<double> times;
+  for (int64_t i = 0; i < samples; ++i) {
+    driver.check(driver.eventRecord(start, nullptr), "cuEventRecord");
+    once(warmup + i);
+    driver.check(driver.eventRecord(stop, nullptr), "cuEventRecord");
+    driver.check(driver.eventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    driver.check(driver.eventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    times.push_back(ms);
+  }
+  driver.eventDestroy(start);
+  driver.eventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// A constexpr of a package variant (0 when absent).
+inline int64_t constexprOf(const Variant &variant, const char *key) {
+  for (auto &[name, value] : variant.constexprs)
+    if (name == key)
+      return value.asInt();
+  return 0;
+}
+
+/// Prints the table and writes JSON/markdown with the device, driver and date.
+inline void writeKernelReport(const DeviceInfo &device, Record meta,
+                              const std::vector<Record> &records,
+                              const std::vector<Column> &columns, const std::string &json,
+                              const std::string &markdown) {
+  std::cout << "device: " << device.name << ", driver " << device.driverVersion << "\n"
+            << formatTable(records, columns);
+  meta.set("device", device.name);
+  meta.set("driver_version", int64_t(device.driverVersion));
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  meta.set("date", std::string(date));
+  if (!json.empty())
+    writeFile(json, [&](std::ostream &out) { writeJson(out, meta, records); });
+  if (!markdown.empty())
+    writeFile(markdown, [&](std::ostream &out) { out << formatTable(records, columns, true); });
+}
+
+} // namespace tessel::bench
+
+#endif // TESSEL_BENCH_KERNELS_KERNELBENCH_H
