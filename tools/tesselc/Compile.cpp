@@ -431,7 +431,8 @@ int run(const Options &opts) {
     return finish(diags, 1);
   }
   double totalMs = msSince(start);
-  if (opts.json) {
+  if (opts.quiet) {
+  } else if (opts.json) {
     summary.set("input", opts.input);
     summary.set("output", output);
     summary.set("arch", opts.arch);

@@ -26,6 +26,8 @@ struct Options {
   /// integer parameter a multiple of 16.
   bool specialize = false;
   bool json = false;
+  /// Print nothing on success (the in-process JIT compiles through the same driver).
+  bool quiet = false;
   bool help = false;
   bool version = false;
 };
