@@ -27,6 +27,9 @@ prepare)
   mkdir -p .gpu-carry/kernels .gpu-carry/src
   cp "$build"/kernels/*.tslpkg .gpu-carry/kernels/
   git archive HEAD | tar -x -C .gpu-carry/src
+  # The CPU interpreter's outputs for the same launches (test/gpu/agreement compares).
+  cmake --build "$build" --target tessel-agreement-data > /dev/null
+  "$build"/bin/tessel-agreement-data "$build"/kernels .gpu-carry/agreement > /dev/null
   git rev-parse --short HEAD > .gpu-carry/src/COMMIT
   # GoogleTest sources (Debian's libgtest-dev) for the GPU machine, which has none.
   cp -r /usr/src/googletest .gpu-carry/googletest
@@ -67,7 +70,7 @@ run)
       ;;
     tests)
       # Only the GPU subtree: the rest is CI's (and runs without a GPU).
-      ctest --test-dir "$build/test/gpu" -L gpu --output-on-failure -j4 > "$out/gpu-tests.log" 2>&1 || true
+      TESSEL_AGREEMENT_DIR="$carry/agreement" ctest --test-dir "$build/test/gpu" -L gpu --output-on-failure -j4 > "$out/gpu-tests.log" 2>&1 || true
       tail -n 25 "$out/gpu-tests.log"
       ;;
     softmax)
