@@ -125,6 +125,10 @@ private:
 
   ExprPtr makeNode(ExprKind kind, SourceRange range, std::vector<ExprPtr> args,
                    OpKind op = OpKind::None);
+  /// A node over `lhs` and `rhs`, spanning both.
+  ExprPtr makePair(ExprKind kind, ExprPtr lhs, ExprPtr rhs, OpKind op);
+  /// `operand (keyword operand)*`, left-associative (`or`, `and`).
+  ExprPtr parseBoolChain(TokenKind keyword, OpKind op, ExprPtr (Parser::*operand)());
 
   /// RAII guard on the recursion depth.
   struct Nesting {
@@ -716,36 +720,30 @@ ExprPtr Parser::parseExpr() {
   return makeNode(ExprKind::Ternary, range, std::move(args));
 }
 
-ExprPtr Parser::parseOr() {
-  ExprPtr lhs = parseAnd();
-  while (lhs && is(TokenKind::KwOr)) {
+ExprPtr Parser::makePair(ExprKind kind, ExprPtr lhs, ExprPtr rhs, OpKind op) {
+  SourceRange range = join(lhs->range, rhs->range);
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(lhs));
+  args.push_back(std::move(rhs));
+  return makeNode(kind, range, std::move(args), op);
+}
+
+ExprPtr Parser::parseBoolChain(TokenKind keyword, OpKind op, ExprPtr (Parser::*operand)()) {
+  ExprPtr lhs = (this->*operand)();
+  while (lhs && is(keyword)) {
     consume();
-    ExprPtr rhs = parseAnd();
+    ExprPtr rhs = (this->*operand)();
     if (!rhs)
       return nullptr;
-    SourceRange range = join(lhs->range, rhs->range);
-    std::vector<ExprPtr> args;
-    args.push_back(std::move(lhs));
-    args.push_back(std::move(rhs));
-    lhs = makeNode(ExprKind::BoolOp, range, std::move(args), OpKind::Or);
+    lhs = makePair(ExprKind::BoolOp, std::move(lhs), std::move(rhs), op);
   }
   return lhs;
 }
 
+ExprPtr Parser::parseOr() { return parseBoolChain(TokenKind::KwOr, OpKind::Or, &Parser::parseAnd); }
+
 ExprPtr Parser::parseAnd() {
-  ExprPtr lhs = parseNot();
-  while (lhs && is(TokenKind::KwAnd)) {
-    consume();
-    ExprPtr rhs = parseNot();
-    if (!rhs)
-      return nullptr;
-    SourceRange range = join(lhs->range, rhs->range);
-    std::vector<ExprPtr> args;
-    args.push_back(std::move(lhs));
-    args.push_back(std::move(rhs));
-    lhs = makeNode(ExprKind::BoolOp, range, std::move(args), OpKind::And);
-  }
-  return lhs;
+  return parseBoolChain(TokenKind::KwAnd, OpKind::And, &Parser::parseNot);
 }
 
 ExprPtr Parser::parseNot() {
@@ -791,11 +789,7 @@ ExprPtr Parser::parseComparison() {
     error("chained comparisons are not supported; combine them with '&' or 'and'");
     return nullptr;
   }
-  SourceRange range = join(lhs->range, rhs->range);
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(lhs));
-  args.push_back(std::move(rhs));
-  return makeNode(ExprKind::Binary, range, std::move(args), op);
+  return makePair(ExprKind::Binary, std::move(lhs), std::move(rhs), op);
 }
 
 // Left-associative binary levels, loosest first: | ^ & (+ -) (* / // %).
@@ -828,11 +822,7 @@ ExprPtr Parser::parseBinaryLevel(int level) {
     ExprPtr rhs = parseBinaryLevel(level + 1);
     if (!rhs)
       return nullptr;
-    SourceRange range = join(lhs->range, rhs->range);
-    std::vector<ExprPtr> args;
-    args.push_back(std::move(lhs));
-    args.push_back(std::move(rhs));
-    lhs = makeNode(ExprKind::Binary, range, std::move(args), op);
+    lhs = makePair(ExprKind::Binary, std::move(lhs), std::move(rhs), op);
   }
   return lhs;
 }
