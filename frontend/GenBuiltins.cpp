@@ -218,26 +218,40 @@ GenValue Generator::genCall(const Expr &expr) {
         tsl::SplatOp::create(b, l, mlir::RankedTensorType::get(shape, elem), scalar));
   }
 
+  // load/store: the pointer operand, and an optional boolean mask (absent: no mask).
+  auto checkPointer = [&](const GenValue &ptr, const char *fn) {
+    if (ptr.isRuntime() && isPtrElem(elemOf(ptr.type())))
+      return true;
+    error(argRange(0), std::string(fn) + "() needs a pointer or a tile of pointers, got " +
+                           describe(ptr));
+    return false;
+  };
+  auto maskOf = [&](const GenValue &mask, size_t index, const char *fn, Value &out) {
+    if (mask.isConst() && mask.cst.kind == ConstValue::Kind::None)
+      return true;
+    if (mask.isConst() && mask.cst.isBool()) {
+      out = constantScalar(mask.cst, b.getI1Type());
+      return true;
+    }
+    if (mask.isRuntime() && isBoolElem(elemOf(mask.type()))) {
+      out = mask.value;
+      return true;
+    }
+    error(argRange(index), std::string("the mask of ") + fn +
+                               "() must be a boolean (i1) tile or scalar, got " + describe(mask));
+    return false;
+  };
+
   if (name == "load") {
     if (!bind({"ptr", "mask", "other"}, 1))
       return GenValue::poison();
     GenValue ptr = arg(0), mask = arg(1), other = arg(2);
     if (ptr.isPoison() || mask.isPoison() || other.isPoison())
       return GenValue::poison();
-    if (!ptr.isRuntime() || !isPtrElem(elemOf(ptr.type())))
-      return error(argRange(0), "load() needs a pointer or a tile of pointers, got " +
-                                    describe(ptr));
-    Value p = ptr.value;
     Value m, o;
-    if (!(mask.isConst() && mask.cst.kind == ConstValue::Kind::None)) {
-      if (mask.isConst() && mask.cst.isBool())
-        m = constantScalar(mask.cst, b.getI1Type());
-      else if (mask.isRuntime() && isBoolElem(elemOf(mask.type())))
-        m = mask.value;
-      else
-        return error(argRange(1), "the mask of load() must be a boolean (i1) tile or scalar, got " +
-                                      describe(mask));
-    }
+    if (!checkPointer(ptr, "load") || !maskOf(mask, 1, "load", m))
+      return GenValue::poison();
+    Value p = ptr.value;
     Type pointee = mlir::cast<tsl::PtrType>(elemOf(p.getType())).getPointeeType();
     if (m && !(other.isConst() && other.cst.kind == ConstValue::Kind::None)) {
       if (other.isRuntime() && isPtrElem(elemOf(other.type())))
@@ -259,9 +273,8 @@ GenValue Generator::genCall(const Expr &expr) {
     GenValue ptr = arg(0), value = arg(1), mask = arg(2);
     if (ptr.isPoison() || value.isPoison() || mask.isPoison())
       return GenValue::poison();
-    if (!ptr.isRuntime() || !isPtrElem(elemOf(ptr.type())))
-      return error(argRange(0), "store() needs a pointer or a tile of pointers, got " +
-                                    describe(ptr));
+    if (!checkPointer(ptr, "store"))
+      return GenValue::poison();
     Value p = ptr.value;
     Type pointee = mlir::cast<tsl::PtrType>(elemOf(p.getType())).getPointeeType();
     if (value.isRuntime() && isPtrElem(elemOf(value.type())))
@@ -270,15 +283,8 @@ GenValue Generator::genCall(const Expr &expr) {
     if (!v)
       return GenValue::poison();
     Value m;
-    if (!(mask.isConst() && mask.cst.kind == ConstValue::Kind::None)) {
-      if (mask.isConst() && mask.cst.isBool())
-        m = constantScalar(mask.cst, b.getI1Type());
-      else if (mask.isRuntime() && isBoolElem(elemOf(mask.type())))
-        m = mask.value;
-      else
-        return error(argRange(2), "the mask of store() must be a boolean (i1) tile or scalar, got " +
-                                      describe(mask));
-    }
+    if (!maskOf(mask, 2, "store", m))
+      return GenValue::poison();
     Value values[3] = {p, v, m};
     if (!broadcastTogether(values, expr.range))
       return GenValue::poison();
