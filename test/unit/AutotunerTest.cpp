@@ -9,7 +9,7 @@
 // concurrent first launches.
 //
 //===----------------------------------------------------------------------===//
-#include "FakeCuda.h"
+#include "UseFakeDriver.h"
 
 #include "runtime/Runtime.h"
 
@@ -24,27 +24,7 @@
 
 using namespace tessel;
 
-#ifndef TESSEL_FAKE_CUDA
-#error "TESSEL_FAKE_CUDA must name the fake driver library"
-#endif
-
-static const bool kUseFakeDriver = [] {
-  ::setenv("TESSEL_CUDA_LIBRARY", TESSEL_FAKE_CUDA, 1);
-  return true;
-}();
-
 namespace {
-fakecuda::State &fake() {
-  static fakecuda::State *state = [] {
-    Driver::get();
-    void *library = ::dlopen(TESSEL_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
-    EXPECT_NE(library, nullptr);
-    return reinterpret_cast<fakecuda::State *(*)()>(
-        ::dlsym(library, "fakeCudaState"))();
-  }();
-  return *state;
-}
-
 constexpr int kWarmup = 2, kRepeats = 5;
 
 /// inc(out: *i32, x: *f32, n: i32) with BLOCK in {128, 256, 512, 1024}:

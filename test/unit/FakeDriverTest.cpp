@@ -6,7 +6,7 @@
 // modules load once per context and unload with the kernel.
 //
 //===----------------------------------------------------------------------===//
-#include "FakeCuda.h"
+#include "UseFakeDriver.h"
 
 #include "runtime/Runtime.h"
 
@@ -19,29 +19,7 @@
 
 using namespace tessel;
 
-#ifndef TESSEL_FAKE_CUDA
-#error "TESSEL_FAKE_CUDA must name the fake driver library"
-#endif
-
-// Before main(): the driver is loaded once per process.
-static const bool kUseFakeDriver = [] {
-  ::setenv("TESSEL_CUDA_LIBRARY", TESSEL_FAKE_CUDA, 1);
-  return true;
-}();
-
 namespace {
-fakecuda::State &fake() {
-  static fakecuda::State *state = [] {
-    Driver::get();
-    void *library = ::dlopen(TESSEL_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
-    EXPECT_NE(library, nullptr);
-    auto get = reinterpret_cast<fakecuda::State *(*)()>(
-        ::dlsym(library, "fakeCudaState"));
-    return get();
-  }();
-  return *state;
-}
-
 std::string ptxFor(const std::string &entry, const std::string &extra = "") {
   return ".version 8.0\n.target sm_80\n// params 4\n" + extra +
          ".visible .entry " + entry + "(...)\n{\n  ret;\n}\n";
