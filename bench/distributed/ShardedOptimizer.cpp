@@ -274,14 +274,13 @@ void ShardedOptimizer::step() {
   int rank = pg_->rank(), world = pg_->size();
   if (mode_ == ShardMode::Broadcast) {
     local_->step();
-    // All owners' broadcasts in flight at once, then wait for them.
-    std::vector<Work> works;
-    for (int r = 0; r < world; ++r) {
-      torch::Tensor region = flatParams_.narrow(0, r * regionElements_, regionElements_);
-      works.push_back(pg_->broadcast(region, r));
-    }
-    for (int r = 0; r < world; ++r)
-      pg_->wait(works[r], "parameter broadcast from rank " + std::to_string(r));
+    // Every owner's broadcast in one collective: an all-gather over the flat
+    // buffer, whose region r is rank r's parameters, is exactly "rank r
+    // broadcasts its region" for every r at once. With NCCL that moves every
+    // region in both directions of the links at the same time; separate
+    // broadcasts on the one NCCL stream run one after the other, each using one
+    // direction (twice the time at 2 ranks).
+    allGatherParameters();
     return;
   }
   // Zero1: every gradient into its slot of the flat buffer (the hooks did it for
@@ -305,7 +304,15 @@ void ShardedOptimizer::step() {
     ownGrads.copy_(reduced);
   ownGrads.div_(world);
   local_->step();
-  torch::Tensor ownParams = flatParams_.narrow(0, rank * regionElements_, regionElements_);
+  allGatherParameters();
+}
+
+void ShardedOptimizer::allGatherParameters() {
+  torch::NoGradGuard noGrad;
+  // NCCL gathers in place (the input is this rank's chunk of the output); Gloo
+  // needs a separate input.
+  bool inPlace = pg_->kind() == BackendKind::Nccl;
+  torch::Tensor ownParams = flatParams_.narrow(0, pg_->rank() * regionElements_, regionElements_);
   torch::Tensor input = inPlace ? ownParams : ownParams.clone();
   pg_->wait(pg_->allGather(flatParams_, input), "parameter all-gather");
 }

@@ -6,7 +6,8 @@
 //
 //   Broadcast mode (PyTorch's ZeroRedundancyOptimizer): gradients are already
 //     averaged (by DataParallel); after the local step each owner broadcasts
-//     its parameters.
+//     its parameters, all owners in one collective (an all-gather of the
+//     owners' regions of the flat parameter buffer, Psi bytes on the wire).
 //   Zero1 mode (the ZeRO paper's stage 1): no DataParallel; step() reduce-
 //     scatters the raw gradients so each rank receives the average of its own
 //     shard only, steps it, and all-gathers the parameters: 2 x Psi bytes on the
@@ -123,6 +124,9 @@ private:
   int64_t regionElements_ = 0;
   std::vector<int64_t> offsets_; ///< element offset of each parameter in the flat buffers
   torch::Tensor flatParams_, flatGrads_;
+  /// Brings every rank's parameters up to date from their owners: one
+  /// all-gather of the owners' regions of the flat buffer.
+  void allGatherParameters();
   /// Zero1: parameter i's gradient slot in flatGrads_.
   torch::Tensor gradSlot(size_t i) const;
 };
