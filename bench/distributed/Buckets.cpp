@@ -9,19 +9,20 @@
 
 namespace tessel::dist {
 
-std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slots,
-                                            int64_t bucketBytes, int64_t firstBucketBytes) {
-  if (bucketBytes <= 0)
-    throw std::invalid_argument("the bucket size must be positive");
-  std::vector<std::vector<int>> buckets;
+namespace {
+
+/// Buckets over parameters hi, hi-1, ..., lo (reverse registration order).
+void fillBuckets(const std::vector<GradientSlot> &slots, int hi, int lo, int64_t bucketBytes,
+                 int64_t firstBucketBytes, std::vector<std::vector<int>> &buckets) {
   std::vector<int> current;
   int64_t currentBytes = 0;
   int currentKey = 0;
+  size_t before = buckets.size();
   auto cap = [&] {
-    return buckets.empty() && firstBucketBytes > 0 ? std::min(firstBucketBytes, bucketBytes)
-                                                   : bucketBytes;
+    return buckets.size() == before && firstBucketBytes > 0 ? std::min(firstBucketBytes, bucketBytes)
+                                                            : bucketBytes;
   };
-  for (int i = static_cast<int>(slots.size()) - 1; i >= 0; --i) {
+  for (int i = hi; i >= lo; --i) {
     const GradientSlot &slot = slots[i];
     if (!current.empty() && (slot.key != currentKey || currentBytes + slot.bytes > cap())) {
       buckets.push_back(std::move(current));
@@ -34,6 +35,31 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slo
   }
   if (!current.empty())
     buckets.push_back(std::move(current));
+}
+
+} // namespace
+
+std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slots,
+                                            int64_t bucketBytes, int64_t firstBucketBytes,
+                                            int64_t lastBucketBytes) {
+  if (bucketBytes <= 0)
+    throw std::invalid_argument("the bucket size must be positive");
+  int n = static_cast<int>(slots.size());
+  // The tail: parameters 0..tail-1 (the last gradients backward produces), as
+  // many as one ordinary bucket holds, at least one.
+  int tail = 0;
+  if (lastBucketBytes > 0 && lastBucketBytes < bucketBytes && n > 0) {
+    int64_t bytes = slots[0].bytes;
+    tail = 1;
+    while (tail < n && bytes + slots[tail].bytes <= bucketBytes)
+      bytes += slots[tail++].bytes;
+    if (tail == n)
+      tail = 0; // everything fits in one bucket: nothing to taper
+  }
+  std::vector<std::vector<int>> buckets;
+  fillBuckets(slots, n - 1, tail, bucketBytes, firstBucketBytes, buckets);
+  if (tail > 0)
+    fillBuckets(slots, tail - 1, 0, lastBucketBytes, 0, buckets);
   return buckets;
 }
 

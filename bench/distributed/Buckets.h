@@ -27,8 +27,16 @@ struct GradientSlot {
 /// `firstBucketBytes <= 0` means the same cap as the others. A change of key
 /// also closes a bucket. Each bucket lists parameter indices in the order they
 /// are laid out in the bucket (reverse registration order).
+///
+/// `lastBucketBytes` > 0 (and below the cap) tapers the end: the gradients
+/// produced last, as many as fit in one ordinary bucket (at least one), are
+/// grouped into buckets of at most `lastBucketBytes` instead. Whatever is still
+/// being all-reduced when backward ends is communication nobody overlaps; with
+/// small buckets there, each goes out as soon as its gradients exist and the
+/// exposed tail is about one small all-reduce instead of one full bucket.
 std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slots,
-                                            int64_t bucketBytes, int64_t firstBucketBytes = 0);
+                                            int64_t bucketBytes, int64_t firstBucketBytes = 0,
+                                            int64_t lastBucketBytes = 0);
 
 /// Owner rank of each parameter for optimizer-state sharding: largest first to
 /// the least loaded rank (ties: lowest rank, then earliest parameter), so every

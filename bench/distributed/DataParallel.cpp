@@ -285,7 +285,8 @@ void DataParallel::buildBuckets(int64_t bucketBytes) {
   // Overlapped: a bucket per parameter, i.e. a cap of one byte.
   std::vector<std::vector<int>> groups =
       bucketBytes > 0 ? assignBuckets(slots, bucketBytes,
-                                      static_cast<int64_t>(options_.firstBucketMb * (1 << 20)))
+                                      static_cast<int64_t>(options_.firstBucketMb * (1 << 20)),
+                                      static_cast<int64_t>(options_.lastBucketMb * (1 << 20)))
                       : assignBuckets(slots, 1, 0);
   bucketBytes_ = bucketBytes;
   s.bucketOf.assign(s.params.size(), 0);

@@ -82,6 +82,11 @@ struct DdpOptions {
   bool autoBucketSize = false;
   /// Bucketed: the first bucket's cap in MB; 0 = same as the others.
   double firstBucketMb = 1;
+  /// Bucketed: taper the end of backward: the gradients produced last (one
+  /// ordinary bucket's worth) go into buckets of at most lastBucketMb, so little
+  /// is left to all-reduce when backward ends (see assignBuckets). 0 = off
+  /// (every bucket but the first has the same cap, as in PyTorch DDP).
+  double lastBucketMb = 0;
   /// Bucketed: make .grad() views into the bucket buffers.
   bool gradientAsBucketView = true;
   CommHook hook = CommHook::None;

@@ -34,6 +34,28 @@ TEST(Buckets, DtypeChangeClosesABucket) {
   EXPECT_EQ(assignBuckets(slots, 1000), (Buckets{{3}, {2, 1}, {0}}));
 }
 
+TEST(Buckets, TaperedLastBuckets) {
+  // Cap 100: the last ordinary bucket's worth of backward order (parameters 1, 0:
+  // 80 bytes) is split into buckets of at most 40; the rest is unchanged.
+  std::vector<GradientSlot> slots(6, GradientSlot{40, 0});
+  EXPECT_EQ(assignBuckets(slots, 100, 0, 40), (Buckets{{5, 4}, {3, 2}, {1}, {0}}));
+  // With a small first bucket as well.
+  EXPECT_EQ(assignBuckets(slots, 100, 40, 40), (Buckets{{5}, {4, 3}, {2}, {1}, {0}}));
+  // Tail buckets still hold several small gradients.
+  std::vector<GradientSlot> small{{10, 0}, {10, 0}, {10, 0}, {70, 0}, {90, 0}};
+  EXPECT_EQ(assignBuckets(small, 100, 0, 20), (Buckets{{4}, {3}, {2, 1}, {0}}));
+}
+
+TEST(Buckets, TaperNeedsSomethingToTaper) {
+  std::vector<GradientSlot> slots(3, GradientSlot{40, 0});
+  // Everything fits in one bucket, or the taper cap is not below the cap: unchanged.
+  EXPECT_EQ(assignBuckets(slots, 1000, 0, 40), assignBuckets(slots, 1000));
+  EXPECT_EQ(assignBuckets(slots, 100, 0, 100), assignBuckets(slots, 100));
+  // An oversized last gradient is the whole tail.
+  std::vector<GradientSlot> big{{500, 0}, {40, 0}, {40, 0}};
+  EXPECT_EQ(assignBuckets(big, 100, 0, 10), (Buckets{{2, 1}, {0}}));
+}
+
 TEST(Buckets, OnePerParameterWithATinyCap) {
   std::vector<GradientSlot> slots(3, GradientSlot{4, 0});
   EXPECT_EQ(assignBuckets(slots, 1), (Buckets{{2}, {1}, {0}}));

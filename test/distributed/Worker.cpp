@@ -202,6 +202,10 @@ int scenarioDdp(const std::shared_ptr<ProcessGroup> &pg) {
   overlapAccumulate.name = "overlapped-no-sync";
   overlapAccumulate.accumulate = true;
   cases.push_back(overlapAccumulate);
+  DdpCase taper = cases[3];
+  taper.name = "bucketed-tapered-last-buckets";
+  taper.options.lastBucketMb = 100.0 / (1 << 20);
+  cases.push_back(taper);
   DdpCase bf16 = cases[3];
   bf16.name = "bucketed-bf16";
   bf16.options.hook = CommHook::Bf16;
