@@ -113,7 +113,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const Environment &env,
   if (kind == BackendKind::Nccl) {
     pg->device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.localRank));
     pg->backend_ = detail::createNcclBackend(pg->store_, env.rank, env.worldSize, env.localRank,
-                                             options.timeout);
+                                             options.timeout, options.highPriorityStream);
   } else {
     pg->backend_ = detail::createGlooBackend(pg->store_, env.rank, env.worldSize, options.timeout);
   }

@@ -69,6 +69,10 @@ struct ProcessGroupOptions {
   /// rank fail after at most this long (Gloo usually fails at once on a closed
   /// connection).
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  /// NCCL: launch the collectives on high-priority CUDA streams
+  /// (ProcessGroupNCCL::Options::is_high_priority_stream), so their kernels are
+  /// scheduled ahead of compute kernels waiting for SMs. Ignored by Gloo.
+  bool highPriorityStream = false;
 };
 
 class ProcessGroup {

@@ -22,7 +22,8 @@ c10::intrusive_ptr<c10d::Backend> createGlooBackend(const c10::intrusive_ptr<c10
 /// Binds this process to cuda:localRank first. Throws where NCCL is not compiled in.
 c10::intrusive_ptr<c10d::Backend> createNcclBackend(const c10::intrusive_ptr<c10d::Store> &store,
                                                     int rank, int size, int localRank,
-                                                    std::chrono::milliseconds timeout);
+                                                    std::chrono::milliseconds timeout,
+                                                    bool highPriorityStream);
 void synchronizeCurrentStream(torch::Device device);
 
 } // namespace tessel::dist::detail

@@ -31,14 +31,15 @@ namespace detail {
 
 c10::intrusive_ptr<c10d::Backend> createNcclBackend(const c10::intrusive_ptr<c10d::Store> &store,
                                                     int rank, int size, int localRank,
-                                                    std::chrono::milliseconds timeout) {
+                                                    std::chrono::milliseconds timeout,
+                                                    bool highPriorityStream) {
 #ifdef TESSEL_HAVE_NCCL
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(localRank));
-  auto options = c10d::ProcessGroupNCCL::Options::create();
+  auto options = c10d::ProcessGroupNCCL::Options::create(highPriorityStream);
   options->timeout = timeout;
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
 #else
-  (void)store, (void)rank, (void)size, (void)localRank, (void)timeout;
+  (void)store, (void)rank, (void)size, (void)localRank, (void)timeout, (void)highPriorityStream;
   throw std::invalid_argument("this build has no NCCL support");
 #endif
 }
