@@ -5,9 +5,22 @@
 //   tessel-run -n 2 -- tessel-bench shard --model xl --context-length 128 --batch-size 4
 //
 // Data-parallel training steps of the harness's Transformer LM (AdamW). Each
-// step: forward, backward, then finishGradientSynchronization() (the time the
-// device spends waiting for gradient communication after backward is measured
-// by synchronising the compute stream before and after it), then the optimizer.
+// step: forward, backward, finishGradientSynchronization(), optimizer step, and
+// one synchronisation at the end (the step time is host time between two
+// synchronisations; no synchronisation inside the step, as in PyTorch).
+//
+// "comm wait" is the time the device spends, after the last backward kernel,
+// waiting for gradient communication: CUDA events on the compute stream, one
+// recorded right after backward() returns (it completes when the backward's
+// last kernel has run) and one right after finishGradientSynchronization()
+// returns (which makes the compute stream wait for every gradient collective,
+// and enqueues what the hooks had not launched and any copy-out of the
+// averaged gradients); comm wait is the GPU time between the two. Forward+
+// backward and optimizer times are event intervals on the same stream too. On
+// the CPU (Gloo) the same marks are host times. "sync call host ms" is the host
+// time spent inside the finishGradientSynchronization() call (its launch cost;
+// the host does not block on NCCL). --sync-phases restores the older protocol
+// (host clock, the stream synchronised after backward and after the call).
 // A step's time is the slowest rank's. --batch-size is the global batch, split
 // evenly over the ranks. NVTX ranges (train_step, forward, backward,
 // grad_sync_wait, optimizer) make the overlap visible in nsys.
@@ -22,6 +35,7 @@
 #include "bench/distributed/ProcessGroup.h"
 #include "bench/distributed/ShardedOptimizer.h"
 #include "bench/distributed/Stats.h"
+#include "bench/distributed/StepTimer.h"
 #include "bench/model/AdamW.h"
 #include "bench/model/Autocast.h"
 #include "bench/model/Nvtx.h"
@@ -56,6 +70,8 @@ struct CommonOptions {
   double lr = 1e-4;
   std::string json, markdownFile;
   bool markdown = false;
+  bool syncPhases = false;
+  bool ncclHighPriority = false;
 
   void addTo(tessel::bench::FlagParser &flags) {
     flags.add("model", "NAME", "preset: small | medium | large | xl | 2.7B", model);
@@ -75,6 +91,14 @@ struct CommonOptions {
     flags.add("lr", "X", "AdamW learning rate", lr);
     flags.add("seed", "N", "seed for the weights (and, plus the rank, the batch)", seed);
     flags.add("timeout", "SECONDS", "collective timeout", timeoutSeconds);
+    flags.addSwitch("sync-phases",
+                    "time phases on the host, synchronising after backward and after the "
+                    "gradient sync call (the older protocol; adds idle gaps to the step)",
+                    syncPhases);
+    flags.addSwitch("nccl-high-priority",
+                    "run NCCL's collectives on a high-priority CUDA stream, so their kernels "
+                    "get SMs ahead of the backward's kernels",
+                    ncclHighPriority);
     flags.add("json", "FILE", "write the results as JSON (rank 0)", json);
     flags.add("markdown-file", "FILE", "write the table as markdown (rank 0)", markdownFile);
     flags.addSwitch("markdown", "print the table as markdown", markdown);
@@ -110,10 +134,11 @@ struct TrainSetup {
 };
 
 struct Measured {
-  std::vector<double> stepMs, waitMs, forwardBackwardMs, optimizerMs;
+  std::vector<double> stepMs, waitMs, forwardBackwardMs, optimizerMs, syncCallMs;
   double initGiB = 0, peakBeforeStepGiB = 0, peakOptimizerGiB = 0, peakGiB = 0;
   double paramGiB = 0, gradGiB = 0, stateGiB = 0;
   int buckets = 0, bucketsFromHooks = 0;
+  std::string waitTiming;
   double bucketMb = 0;
   std::optional<BucketCalibration> calibration;
 };
@@ -171,6 +196,10 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     m.initGiB = tessel::bench::cudaAllocatedBytes() / kGiB;
   }
 
+  // Marks on the compute stream: 0 step start, 1 backward done, 2 gradients
+  // synchronised, 3 optimizer done (see the file comment).
+  StepTimer marks(device, 4);
+  bool hostPhases = o.syncPhases || !marks.onDevice();
   for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
     bool timed = step >= o.warmup, memoryStep = step == o.warmup;
     NvtxRange stepRange("train_step");
@@ -183,6 +212,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       tessel::bench::cudaResetPeak();
     pg->synchronizeDevice();
     auto start = std::chrono::steady_clock::now();
+    marks.mark(0);
     torch::Tensor loss;
     {
       NvtxRange range("forward");
@@ -193,15 +223,22 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       NvtxRange range("backward");
       loss.backward();
     }
-    pg->synchronizeDevice();
-    double forwardBackward = msSince(start);
+    marks.mark(1);
+    if (o.syncPhases)
+      pg->synchronizeDevice();
+    double forwardBackwardHost = msSince(start);
     auto waitStart = std::chrono::steady_clock::now();
+    double syncCall = 0;
     if (ddp) {
       NvtxRange range("grad_sync_wait");
       ddp->finishGradientSynchronization();
-      pg->synchronizeDevice();
+      syncCall = msSince(waitStart);
+      if (o.syncPhases)
+        pg->synchronizeDevice();
     }
-    double wait = msSince(waitStart);
+    marks.mark(2);
+    double waitHost = msSince(waitStart);
+    // The caching allocator counts at launch time: no synchronisation needed.
     if (cuda && memoryStep) {
       m.peakBeforeStepGiB = tessel::bench::cudaPeakAllocatedBytes() / kGiB;
       tessel::bench::cudaResetPeak();
@@ -213,19 +250,24 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
         shard->step();
       else
         full->step();
-      pg->synchronizeDevice();
     }
-    double optimizer = msSince(optimizerStart);
+    marks.mark(3);
+    pg->synchronizeDevice();
+    double optimizerHost = msSince(optimizerStart);
     double total = msSince(start);
     if (cuda && memoryStep)
       m.peakOptimizerGiB = tessel::bench::cudaPeakAllocatedBytes() / kGiB;
     if (timed) {
       m.stepMs.push_back(total);
-      m.waitMs.push_back(wait);
-      m.forwardBackwardMs.push_back(forwardBackward);
-      m.optimizerMs.push_back(optimizer);
+      m.waitMs.push_back(hostPhases ? waitHost : marks.elapsedMs(1, 2));
+      m.forwardBackwardMs.push_back(hostPhases ? forwardBackwardHost : marks.elapsedMs(0, 1));
+      m.optimizerMs.push_back(hostPhases ? optimizerHost : marks.elapsedMs(2, 3));
+      m.syncCallMs.push_back(syncCall);
     }
   }
+  m.waitTiming = o.syncPhases ? "host, stream synchronised around the call"
+                 : marks.onDevice() ? "cuda events on the compute stream"
+                                    : "host clock (cpu)";
   if (ddp)
     m.bucketsFromHooks = ddp->bucketsLaunchedDuringBackward();
   if (cuda)
@@ -247,12 +289,13 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
 
   // The slowest rank's time per step.
   int64_t n = static_cast<int64_t>(m.stepMs.size());
-  torch::Tensor times = torch::zeros({4, n}, torch::kFloat64);
+  torch::Tensor times = torch::zeros({5, n}, torch::kFloat64);
   for (int64_t i = 0; i < n; ++i) {
     times[0][i] = m.stepMs[i];
     times[1][i] = m.waitMs[i];
     times[2][i] = m.forwardBackwardMs[i];
     times[3][i] = m.optimizerMs[i];
+    times[4][i] = m.syncCallMs[i];
   }
   torch::Tensor all = times.to(device);
   pg->wait(pg->allReduce(all, c10d::ReduceOp::MAX), "timing all-reduce");
@@ -262,6 +305,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     m.waitMs[i] = all[1][i].item<double>();
     m.forwardBackwardMs[i] = all[2][i].item<double>();
     m.optimizerMs[i] = all[3][i].item<double>();
+    m.syncCallMs[i] = all[4][i].item<double>();
   }
   return m;
 }
@@ -277,20 +321,26 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
                 const TrainSetup &setup, const Measured &m) {
   ModelConfig config = o.modelConfig();
   Record r;
-  r.set("variant", setup.label);
+  bool highPriority = o.ncclHighPriority && pg->kind() == BackendKind::Nccl;
+  r.set("variant", setup.label + (highPriority ? " +hi-prio" : ""));
+  r.set("nccl_high_priority_stream", highPriority ? "yes" : "no");
   r.set("model", config.name);
   r.set("precision", setup.bf16 ? "bf16" : "fp32");
   r.set("context", o.context);
   r.set("global_batch", o.batch);
   r.set("world_size", static_cast<int64_t>(pg->size()));
   r.set("backend", pg->backendName());
+  r.set("adamw", o.adamw == "auto" ? (pg->device().is_cuda() ? "fused" : "foreach") : o.adamw);
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);
   storeSummary(r, "comm_wait_ms", m.waitMs);
   storeSummary(r, "fwd_bwd_ms", m.forwardBackwardMs);
   storeSummary(r, "optimizer_ms", m.optimizerMs);
+  storeSummary(r, "sync_call_host_ms", m.syncCallMs);
   Summary step = summarize(m.stepMs), wait = summarize(m.waitMs);
   r.set("comm_wait_pct", step.mean > 0 ? 100.0 * wait.mean / step.mean : 0.0);
+  r.set("comm_wait_pct_median", step.median > 0 ? 100.0 * wait.median / step.median : 0.0);
+  r.set("comm_wait_timing", m.waitTiming);
   if (m.buckets) {
     r.set("buckets", static_cast<int64_t>(m.buckets));
     r.set("buckets_launched_in_backward", static_cast<int64_t>(m.bucketsFromHooks));
@@ -338,13 +388,14 @@ std::shared_ptr<ProcessGroup> makeGroup(const CommonOptions &o) {
   ProcessGroupOptions options;
   options.backend = parseBackendKind(o.backend);
   options.timeout = std::chrono::seconds(o.timeoutSeconds);
+  options.highPriorityStream = o.ncclHighPriority;
   return ProcessGroup::fromEnvironment(options);
 }
 
 void progress(const std::shared_ptr<ProcessGroup> &pg, const Record &r) {
   if (pg->rank() != 0)
     return;
-  std::fprintf(stderr, "%s %s: step %s ms, comm wait %s ms\n",
+  std::fprintf(stderr, "%s %s: step %s ms, comm wait (device) %s ms\n",
                tessel::bench::formatValue(*r.get("variant")).c_str(),
                tessel::bench::formatValue(*r.get("precision")).c_str(),
                tessel::bench::formatValue(*r.get("step_ms_mean")).c_str(),
@@ -357,6 +408,7 @@ int runDdp(int argc, char **argv) {
   std::vector<std::string> bucketMbs = {"1", "10", "100", "1000", "auto"};
   std::vector<std::string> hooks = {"none"};
   bool noGradView = false;
+  double lastBucketMb = 0;
   tessel::bench::FlagParser flags(
       "tessel-bench ddp",
       "time data-parallel training steps with the four DDP variants (one process per rank)");
@@ -366,6 +418,10 @@ int runDdp(int argc, char **argv) {
   flags.addList("hook", "LIST", "communication hook: none | bf16", hooks);
   flags.addSwitch("no-grad-view", "bucketed: copy gradients into the buckets instead of views",
                   noGradView);
+  flags.add("last-bucket-mb", "MB",
+            "bucketed: the gradients produced last (one bucket's worth) go into buckets of at "
+            "most MB (0: off, every bucket the same cap)",
+            lastBucketMb);
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
   std::vector<TrainSetup> setups;
@@ -380,7 +436,13 @@ int runDdp(int argc, char **argv) {
           d.mode = parseDdpMode(name);
           d.hook = parseCommHook(hookName);
           d.gradientAsBucketView = !noGradView;
+          d.lastBucketMb = lastBucketMb;
           std::string suffix = d.hook == CommHook::Bf16 ? " +bf16 hook" : "";
+          if (d.mode == DdpMode::Bucketed && lastBucketMb > 0) {
+            char text[32];
+            std::snprintf(text, sizeof(text), " taper %gMB", lastBucketMb);
+            suffix += text;
+          }
           std::vector<std::string> caps = d.mode == DdpMode::Bucketed ? bucketMbs
                                                                       : std::vector<std::string>{""};
           for (const std::string &cap : caps) {
@@ -418,7 +480,10 @@ int runDdp(int argc, char **argv) {
                       {fieldColumn("variant", "variant", 0, true), fieldColumn("prec", "precision", 0),
                        meanStdColumn("step ms", "step_ms"), meanStdColumn("comm wait ms", "comm_wait_ms"),
                        fieldColumn("wait %", "comm_wait_pct", 1), meanStdColumn("fwd+bwd ms", "fwd_bwd_ms"),
-                       meanStdColumn("optim ms", "optimizer_ms"), fieldColumn("buckets", "buckets", 0),
+                       meanStdColumn("optim ms", "optimizer_ms"),
+                       meanStdColumn("sync call host ms", "sync_call_host_ms"),
+                       fieldColumn("buckets", "buckets", 0),
+                       fieldColumn("from hooks", "buckets_launched_in_backward", 0),
                        fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2)});
 }
 
