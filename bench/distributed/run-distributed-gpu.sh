@@ -5,24 +5,35 @@
 #   allreduce-gloo-N.json/.md    the same over Gloo + CPU, N = 2, 4, 6 ranks
 #   ddp.json/.md                 tessel-bench ddp: naive, flat, overlapped, bucketed 1/10/100/1000 MB
 #                                and auto, xl, ctx 128, global batch 4, fp32 + bf16
+#   ddp-tuned.json/.md           bucketed 100 MB and auto with NCCL on high-priority streams and the
+#                                last bucket's worth of gradients in 25 MB buckets (TUNED=0: skip)
 #   ddp-hook.json/.md            bucketed 25 MB with and without the bf16 compression hook (fp32)
+#                                (HOOK=0: skip)
 #   shard.json/.md               tessel-bench shard: none / broadcast / zero1, memory breakdown
 #   pytorch.json/.md             bench/reference/distributed/ddp_reference.py: DistributedDataParallel,
-#                                ZeroRedundancyOptimizer, torch.distributed all_reduce (same call)
+#                                ZeroRedundancyOptimizer, torch.distributed all_reduce (same call);
+#                                torch.optim.AdamW(fused=True) by default (PY_ADAMW), the same
+#                                AdamW implementation as tessel-bench on CUDA
 #   summary.md                   everything side by side, with the issue's targets checked
 #   ddp-overlap.nsys-rep         (stage nsys, optional) a bucketed-DDP run showing the overlap
 #   log-*.txt                    each stage's full output
 #
+# "comm wait" (ddp and the reference): GPU time on the compute stream from the end of the last
+# backward kernel until the averaged gradients are usable, from CUDA events; see docs/distributed.md.
+#
 # usage: bench/distributed/run-distributed-gpu.sh [STAGE...]     (default: all but nsys)
 #   stages: build allreduce ddp shard python summary nsys | all
-# Budget on 2 H200s: build ~2-3 min (shared with bench/run-harness-gpu.sh's build-gpu), allreduce
-# ~1 min, ddp ~2 min, shard ~1 min, python ~1.5 min. If one call must stay under ~8 minutes:
-#   bench/distributed/run-distributed-gpu.sh build allreduce ddp summary
-#   bench/distributed/run-distributed-gpu.sh build shard python summary
+# Budget on 2 H200s: build ~2-3 min, allreduce ~1 min (GLOO_RANKS="" skips Gloo), ddp ~2 min plus
+# ~1 min for ddp-tuned and ddp-hook, shard ~1 min, python ~1.5 min. To stay under ~8 minutes per
+# call, set BUILD outside the carried tree (a warm machine keeps it) and split:
+#   BUILD=/somewhere/build-dist bench/distributed/run-distributed-gpu.sh build ddp summary
+#   BUILD=/somewhere/build-dist bench/distributed/run-distributed-gpu.sh shard python summary
+# Results accumulate in $BUILD/distributed-results, so the second call's summary (and its $OUT)
+# has both calls' results.
 set -euo pipefail
 case ${1:-} in
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  --version) echo "run-distributed-gpu.sh 0.1.0"; exit 0 ;;
+  --version) echo "run-distributed-gpu.sh 0.2.0"; exit 0 ;;
 esac
 for s in "$@"; do
   case $s in
@@ -52,7 +63,11 @@ BATCH=${BATCH:-4}
 PRECISIONS=${PRECISIONS:-fp32,bf16}
 WARMUP=${WARMUP:-5}
 STEPS=${STEPS:-10}
-GLOO_RANKS=${GLOO_RANKS:-2 4 6}
+GLOO_RANKS=${GLOO_RANKS-2 4 6}
+TUNED=${TUNED:-1}
+HOOK=${HOOK:-1}
+PY_ADAMW=${PY_ADAMW:-fused}
+PY_ALLREDUCE_SIZES=${PY_ALLREDUCE_SIZES-1MB,10MB,100MB,1GB}
 # MODEL_FLAGS: extra model flags for every training run (e.g. "--num-layers 2" for a smoke test).
 read -r -a MODEL_FLAGS <<<"${MODEL_FLAGS:-}"
 TRAIN=(--model "$MODEL" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS"
@@ -116,10 +131,17 @@ stage_ddp() {
   run ddp "$RUN" -n "$NGPU" -- "$BENCH" ddp "${TRAIN[@]}" \
     --variants naive,flat,overlapped,bucketed --bucket-mb 1,10,100,1000,auto \
     --json "$RESULTS/ddp.json" --markdown-file "$RESULTS/ddp.md"
-  run ddp-hook "$RUN" -n "$NGPU" -- "$BENCH" ddp --model "$MODEL" --context-length "$CONTEXT" \
-    --batch-size "$BATCH" --precision fp32 --warmup "$WARMUP" --steps "$STEPS" "${MODEL_FLAGS[@]}" \
-    --variants bucketed --bucket-mb 25 --hook none,bf16 \
-    --json "$RESULTS/ddp-hook.json" --markdown-file "$RESULTS/ddp-hook.md"
+  if [[ $TUNED == 1 ]]; then
+    run ddp-tuned "$RUN" -n "$NGPU" -- "$BENCH" ddp "${TRAIN[@]}" --nccl-high-priority \
+      --variants bucketed --bucket-mb 100,auto --last-bucket-mb 25 \
+      --json "$RESULTS/ddp-tuned.json" --markdown-file "$RESULTS/ddp-tuned.md"
+  fi
+  if [[ $HOOK == 1 ]]; then
+    run ddp-hook "$RUN" -n "$NGPU" -- "$BENCH" ddp --model "$MODEL" --context-length "$CONTEXT" \
+      --batch-size "$BATCH" --precision fp32 --warmup "$WARMUP" --steps "$STEPS" "${MODEL_FLAGS[@]}" \
+      --variants bucketed --bucket-mb 25 --hook none,bf16 \
+      --json "$RESULTS/ddp-hook.json" --markdown-file "$RESULTS/ddp-hook.md"
+  fi
 }
 
 stage_shard() {
@@ -131,7 +153,7 @@ stage_shard() {
 stage_python() {
   tools || return 1
   run python "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${TRAIN[@]}" --variants ddp,zero \
-    --allreduce-sizes 1MB,10MB,100MB,1GB \
+    --adamw "$PY_ADAMW" --allreduce-sizes "$PY_ALLREDUCE_SIZES" \
     --json "$RESULTS/pytorch.json" --markdown-file "$RESULTS/pytorch.md"
 }
 

@@ -15,6 +15,21 @@ bucketed all-reduce overlaps it), optimizer step, torch.cuda.synchronize();
 a step's time is the slowest rank's. Records use the field names of
 tessel-bench ddp/shard (variant "pytorch-ddp" / "pytorch-zero"), so the
 results sit side by side in one table.
+
+comm wait: the same definition as tessel-bench ddp. DDP waits for its buckets
+inside loss.backward() (a final autograd callback the reducer queues when its
+last bucket is launched: the compute stream waits for NCCL, then the averaged
+buckets are copied into .grad, since gradient_as_bucket_view is off by
+default). A hook on the loss queues an earlier final callback that records a
+CUDA event on the compute stream once every backward kernel is enqueued (it
+completes when the last backward kernel has run); a second event is recorded
+when backward() returns. comm wait is the GPU time between the two: waiting for
+gradient communication plus DDP's copy-out. On the CPU the same points are host
+times.
+
+--adamw picks torch.optim.AdamW's implementation (default: PyTorch's choice,
+foreach on CUDA); tessel-bench uses the fused one on CUDA, so run with
+--adamw fused for a like-for-like optimizer.
 """
 
 import argparse
@@ -80,18 +95,40 @@ def train(args, cfg, device, precision, zero):
     model = build_model(args, cfg, device)
     ddp = torch.nn.parallel.DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None)
+    impl = {"foreach": {"foreach": True}, "fused": {"fused": True}}.get(args.adamw, {})
     if zero:
         from torch.distributed.optim import ZeroRedundancyOptimizer
-        opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.AdamW, lr=args.lr)
+        opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.AdamW, lr=args.lr,
+                                      **impl)
     else:
-        opt = torch.optim.AdamW(ddp.parameters(), lr=args.lr)
+        opt = torch.optim.AdamW(ddp.parameters(), lr=args.lr, **impl)
+    cuda = device.type == "cuda"
+    marks = {}
+
+    def mark(name):
+        if cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            marks[name] = event
+        else:
+            marks[name] = time.perf_counter()
+
+    def on_loss_grad(grad):
+        # Runs first in backward; the callback it queues runs before DDP's (queued later).
+        torch.autograd.Variable._execution_engine.queue_callback(lambda: mark("backward_done"))
+        return grad
+
+    def elapsed_ms(a, b):
+        if cuda:
+            return marks[a].elapsed_time(marks[b])
+        return (marks[b] - marks[a]) * 1e3
     local = args.batch_size // world
     g = torch.Generator(device="cpu").manual_seed(args.seed + 1 + rank)
     tokens = torch.randint(cfg["vocab_size"], (local, args.context_length), generator=g).to(device)
     targets = torch.randint(cfg["vocab_size"], (local, args.context_length), generator=g).to(device)
     sync(device)
     init = torch.cuda.memory_allocated(device) / GiB if device.type == "cuda" else 0.0
-    steps, peak_fb, peak_opt = [], 0.0, 0.0
+    steps, waits, peak_fb, peak_opt = [], [], 0.0, 0.0
     for step in range(args.warmup + args.steps):
         memory_step = step == args.warmup
         opt.zero_grad(set_to_none=True)
@@ -102,9 +139,11 @@ def train(args, cfg, device, precision, zero):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
             logits = ddp(tokens)
             loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss.register_hook(on_loss_grad)
         loss.backward()
+        mark("gradients_synchronised")
+        # The caching allocator counts at launch time: no synchronisation needed.
         if device.type == "cuda" and memory_step:
-            sync(device)
             peak_fb = torch.cuda.max_memory_allocated(device) / GiB
             torch.cuda.reset_peak_memory_stats(device)
         opt.step()
@@ -114,8 +153,11 @@ def train(args, cfg, device, precision, zero):
             peak_opt = torch.cuda.max_memory_allocated(device) / GiB
         if step >= args.warmup:
             steps.append(elapsed)
+            waits.append(elapsed_ms("backward_done", "gradients_synchronised"))
     steps = slowest(steps, device)
+    waits = slowest(waits, device)
     mean, std, median = summary(steps)
+    wait_mean, wait_std, wait_median = summary(waits)
     params = sum(p.numel() * p.element_size() for p in model.parameters()) / GiB
     grads = sum(p.grad.numel() * p.grad.element_size() for p in model.parameters()
                 if p.grad is not None) / GiB
@@ -125,7 +167,11 @@ def train(args, cfg, device, precision, zero):
     rec = dict(variant="pytorch-zero" if zero else "pytorch-ddp", model=args.model, precision=precision,
                context=args.context_length, global_batch=args.batch_size, world_size=world,
                backend=dist.get_backend(), status="ok", step_ms_mean=mean, step_ms_std=std,
-               step_ms_median=median, mem_init_GiB=init, peak_before_step_GiB=peak_fb,
+               step_ms_median=median, comm_wait_ms_mean=wait_mean, comm_wait_ms_std=wait_std,
+               comm_wait_ms_median=wait_median, comm_wait_pct=100.0 * wait_mean / mean if mean else 0.0,
+               comm_wait_pct_median=100.0 * wait_median / median if median else 0.0,
+               comm_wait_timing="cuda events on the compute stream" if cuda else "host clock (cpu)",
+               adamw=args.adamw, mem_init_GiB=init, peak_before_step_GiB=peak_fb,
                peak_optimizer_step_GiB=peak_opt, peak_GiB=max(init, peak_fb, peak_opt),
                params_GiB=params, grads_GiB=grads, optimizer_state_GiB=state)
     del ddp, model, opt
@@ -161,7 +207,8 @@ def allreduce(args, device):
 
 
 def table(records):
-    cols = [("variant", "variant"), ("prec", "precision"), ("step ms", None),
+    cols = [("variant", "variant"), ("prec", "precision"), ("adamw", "adamw"), ("step ms", None),
+            ("comm wait ms", "comm_wait_ms_mean"), ("wait %", "comm_wait_pct"),
             ("peak fwd+bwd GiB", "peak_before_step_GiB"), ("peak optim GiB", "peak_optimizer_step_GiB"),
             ("optim state GiB", "optimizer_state_GiB")]
     lines = ["| " + " | ".join(c[0] for c in cols) + " |", "|" + "---|" * len(cols)]
@@ -196,6 +243,9 @@ def main(argv=None):
     p.add_argument("--num-heads", dest="num_heads", type=int, default=0)
     p.add_argument("--vocab-size", dest="vocab_size", type=int, default=0)
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
+    p.add_argument("--adamw", default="default", choices=["default", "foreach", "fused"],
+                   help="torch.optim.AdamW implementation (default: PyTorch's choice, foreach on CUDA;"
+                        " tessel-bench uses fused on CUDA)")
     p.add_argument("--allreduce-sizes", default="", help="also time dist.all_reduce, e.g. 1MB,1GB")
     p.add_argument("--allreduce-warmup", type=int, default=5)
     p.add_argument("--allreduce-iters", type=int, default=20)
