@@ -63,3 +63,42 @@ Type mlir::tessel::getPointeeType(Type ptrLike) {
 Type mlir::tessel::getI1SameShape(Type type) {
   return withElementType(type, IntegerType::get(type.getContext(), 1));
 }
+
+//===----------------------------------------------------------------------===//
+// !tessel.shared<3x128x32xbf16>
+//===----------------------------------------------------------------------===//
+
+Type SharedType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() || parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return Type();
+  if (shape.size() < 2)
+    return parser.emitError(parser.getNameLoc(), "a shared buffer holds 2-D tiles or stacks of them"),
+           Type();
+  if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() < 8)
+    return parser.emitError(parser.getNameLoc(), "shared buffer elements must be ints or floats "
+                                                 "of 8 bits or more"),
+           Type();
+  return SharedType::get(parser.getContext(), shape, elementType);
+}
+
+void SharedType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType() << ">";
+}
+
+int64_t SharedType::getRowStride() const {
+  int64_t bytes = getElementType().getIntOrFloatBitWidth() / 8;
+  return getShape().back() + 16 / bytes;
+}
+
+int64_t SharedType::getSizeInBytes() const {
+  int64_t rows = 1;
+  for (int64_t dim : getShape().drop_back())
+    rows *= dim;
+  return rows * getRowStride() * (getElementType().getIntOrFloatBitWidth() / 8);
+}

@@ -100,7 +100,8 @@ LogicalResult ReduceOp::verify() {
 }
 
 LogicalResult DotOp::verify() {
-  auto a = getA().getType(), b = getB().getType(), acc = getAcc().getType();
+  auto a = cast<ShapedType>(getA().getType()), b = cast<ShapedType>(getB().getType());
+  auto acc = getAcc().getType();
   if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
     return emitOpError("operands must be 2-D tiles");
   int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
@@ -125,6 +126,24 @@ LogicalResult DotOp::verify() {
   if (precision != "tf32" && precision != "ieee")
     return emitOpError("inputPrecision must be \"tf32\" or \"ieee\", got \"")
            << precision << "\"";
+  return success();
+}
+
+LogicalResult LocalIndexOp::verify() {
+  ArrayRef<int64_t> src = getSrc().getType().getShape(), dst = getResult().getType().getShape();
+  if (src.size() != 3 || src.drop_front() != dst ||
+      getSrc().getType().getElementType() != getResult().getType().getElementType())
+    return emitOpError("selects one 2-D tile of a 3-D stack of tiles");
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto ptr = getPtr().getType();
+  SharedType dst = getDst().getType();
+  if (ptr.getShape() != dst.getShape())
+    return emitOpError("copies a tile of the destination's shape");
+  if (cast<PtrType>(ptr.getElementType()).getPointeeType() != dst.getElementType())
+    return emitOpError("pointee type must be the destination's element type");
   return success();
 }
 

@@ -190,6 +190,8 @@ def Tessel_ReduceOp : Tessel_Op<"reduce", [Pure]> {
 // Matrix multiply
 //===----------------------------------------------------------------------===//
 
+def Tessel_DotOperand : AnyTypeOf<[Tessel_Tile, Tessel_SharedType]>;
+
 def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let summary = "Matrix product of two tiles added to an f32 accumulator";
   let description = [{
@@ -204,7 +206,7 @@ def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
         : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
     ```
   }];
-  let arguments = (ins Tessel_Tile:$a, Tessel_Tile:$b, Tessel_Tile:$acc,
+  let arguments = (ins Tessel_DotOperand:$a, Tessel_DotOperand:$b, Tessel_Tile:$acc,
                        DefaultValuedStrAttr<StrAttr, "tf32">:$inputPrecision);
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = [{
@@ -225,6 +227,82 @@ def Tessel_TransOp : Tessel_Op<"trans", [Pure]> {
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory and asynchronous copies (made by -tessel-software-pipeline)
+//===----------------------------------------------------------------------===//
+
+def Tessel_LocalAllocOp : Tessel_Op<"local_alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "A buffer in shared memory";
+  let description = [{
+    ```mlir
+    %buf = tessel.local_alloc : !tessel.shared<3x128x32xbf16>
+    ```
+    `-tessel-allocate-shared-memory` places it and records its byte `offset`.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs Tessel_SharedType:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tessel_LocalIndexOp : Tessel_Op<"local_index", [Pure]> {
+  let summary = "One tile of a stack of tiles in shared memory";
+  let description = [{
+    ```mlir
+    %a = tessel.local_index %buf[%stage] : !tessel.shared<3x128x32xbf16> -> !tessel.shared<128x32xbf16>
+    ```
+  }];
+  let arguments = (ins Tessel_SharedType:$src, I32:$index);
+  let results = (outs Tessel_SharedType:$result);
+  let assemblyFormat = "$src `[` $index `]` attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_AsyncCopyOp : Tessel_Op<"async_copy", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
+                   "::mlir::tessel::getI1SameShape($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Start copying a tile from global to shared memory";
+  let description = [{
+    Each thread copies the elements its registers of `ptr` address (per the tile's layout)
+    into the same positions of `dst`, with `cp.async` where runs of 4, 8 or 16 bytes allow
+    (masked-off elements are zero-filled and not read), else with ordinary loads and
+    stores. The copy is complete, for this thread, after `tessel.async_commit` and a
+    `tessel.async_wait` that leaves fewer groups pending; other threads see it after a
+    barrier.
+
+    ```mlir
+    tessel.async_copy %ptrs, %mask into %dst : tensor<128x32x!tessel.ptr<bf16>>, !tessel.shared<128x32xbf16>
+    ```
+  }];
+  let arguments = (ins Tessel_PtrTile:$ptr, Tessel_SharedType:$dst,
+                       Optional<RankedTensorOf<[I1]>>:$mask);
+  let assemblyFormat = [{
+    $ptr (`,` $mask^)? `into` $dst attr-dict `:` type($ptr) `,` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_AsyncCommitOp : Tessel_Op<"async_commit"> {
+  let summary = "Close the group of asynchronous copies this thread started";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tessel_AsyncWaitOp : Tessel_Op<"async_wait"> {
+  let summary = "Wait until at most `pending` groups of this thread's copies are in flight";
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>]>:$pending);
+  let assemblyFormat = "attr-dict";
+}
+
+def Tessel_BarrierOp : Tessel_Op<"barrier"> {
+  let summary = "All threads of the program wait here (bar.sync 0)";
+  let description = [{
+    Placed by `-tessel-insert-barriers` where shared-memory buffers change hands between
+    threads; ops that use the scratch area place their own.
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // TESSEL_OPS_TD

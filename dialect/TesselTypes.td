@@ -18,6 +18,31 @@ def Tessel_PtrType : TypeDef<Tessel_Dialect, "Ptr"> {
   let assemblyFormat = "`<` $pointeeType `>`";
 }
 
+def Tessel_SharedType : TypeDef<Tessel_Dialect, "Shared", [ShapedTypeInterface]> {
+  let mnemonic = "shared";
+  let summary = "A buffer of tile elements in shared memory";
+  let description = [{
+    `!tessel.shared<3x128x32xbf16>` is a block of shared memory holding tiles, here three
+    128x32 bf16 tiles (the stages of a software-pipelined loop). Rows are stored
+    row-major, each padded by 16 bytes so that the eight 16-byte rows one `ldmatrix`
+    reads land in distinct banks. `tessel.local_alloc` makes one,
+    `tessel.local_index` selects a tile of it, `tessel.async_copy` fills a tile from
+    global memory and `tessel.dot` can read its operands from one.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    bool hasRank() const { return true; }
+    SharedType cloneWith(std::optional<ArrayRef<int64_t>> shape, Type elementType) const {
+      return SharedType::get(getContext(), shape ? *shape : getShape(), elementType);
+    }
+    /// Elements from one row to the next, the 16-byte padding included.
+    int64_t getRowStride() const;
+    /// Bytes the whole buffer takes.
+    int64_t getSizeInBytes() const;
+  }];
+}
+
 def Tessel_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def Tessel_Int : AnyTypeOf<[I1, I8, I16, I32, I64]>;
 def Tessel_Elem : AnyTypeOf<[Tessel_Float, Tessel_Int, Tessel_PtrType]>;

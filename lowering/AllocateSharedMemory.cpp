@@ -28,6 +28,13 @@ struct TesselAllocateSharedMemoryPass
     });
     if (failedToSize)
       return signalPassFailure();
+    // Buffers (tessel.local_alloc) live across loops while the scratch users come and
+    // go, so they follow the scratch; 128-byte aligned (bank-conflict-free rows).
+    module.walk([&](LocalAllocOp alloc) {
+      bytes = (bytes + 127) / 128 * 128;
+      alloc.setOffset(bytes);
+      bytes += (alloc.getType().getSizeInBytes() + 127) / 128 * 128;
+    });
     bytes = (bytes + 15) / 16 * 16;
     module->setAttr("tessel.shared",
                     IntegerAttr::get(IntegerType::get(&getContext(), 32), bytes));

@@ -122,6 +122,9 @@ struct TesselAssignLayoutsPass
         for (Value v : op->getOperands())
           groups.unite(load.getPtr(), v);
         groups.unite(load.getPtr(), load.getResult());
+      } else if (auto copy = dyn_cast<AsyncCopyOp>(op)) {
+        if (copy.getMask())
+          groups.unite(copy.getPtr(), copy.getMask());
       } else if (auto store = dyn_cast<StoreOp>(op)) {
         for (Value v : op->getOperands())
           groups.unite(store.getPtr(), v);

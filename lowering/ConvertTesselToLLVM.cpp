@@ -43,6 +43,9 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     converter.addConversion([](Type type) { return type; });
     converter.addConversion(
         [ctx](PtrType) -> Type { return LLVM::LLVMPointerType::get(ctx, 1); });
+    // A shared-memory buffer is its address.
+    converter.addConversion(
+        [ctx](SharedType) -> Type { return LLVM::LLVMPointerType::get(ctx, 3); });
     converter.addConversion([](RankedTensorType type, SmallVectorImpl<Type> &results)
                                 -> std::optional<LogicalResult> {
       FailureOr<TileLayout> layout = TileLayout::get(type);

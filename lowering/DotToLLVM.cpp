@@ -10,7 +10,9 @@
 //  - FMA path (any layout; f32 "ieee", or tiles too small for every warp to hold whole
 //    instruction tiles): each thread reads the rows of a and the columns of b its
 //    accumulator registers need and accumulates with fma in f32.
-// A final barrier: the scratch is shared with the next op.
+// A final barrier: the scratch is shared with the next op. Operands already in shared
+// memory (`!tessel.shared`, filled by the software pipeliner's cp.async copies) are read
+// in place: no staging and no barriers here (-tessel-insert-barriers places them).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/MmaLayout.h"
@@ -25,22 +27,24 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// Where a and b live in the scratch (in elements; b starts at `bOffset`).
+/// Where a and b live in shared memory (strides in elements). Register operands are
+/// staged in the scratch area (a from 0, b from `bOffset`); `!tessel.shared` operands are
+/// read where the software pipeliner's copies put them, with the same padded rows.
 struct Staging {
   int64_t elementBytes;
   int64_t aStride; // elements per row of a, padding included
   int64_t bStride;
   int64_t bOffset;
-  int64_t totalBytes;
+  int64_t totalBytes; // scratch needed for the register operands
 
   explicit Staging(DotOp dot) {
-    auto a = dot.getA().getType(), b = dot.getB().getType();
+    auto a = cast<ShapedType>(dot.getA().getType()), b = cast<ShapedType>(dot.getB().getType());
     elementBytes = getScratchElementBytes(a.getElementType());
     int64_t pad = 16 / elementBytes;
     aStride = a.getDimSize(1) + pad;
     bStride = b.getDimSize(1) + pad;
-    bOffset = a.getDimSize(0) * aStride;
-    totalBytes = (bOffset + b.getDimSize(0) * bStride) * elementBytes;
+    bOffset = isa<SharedType>(a) ? 0 : a.getDimSize(0) * aStride;
+    totalBytes = (bOffset + (isa<SharedType>(b) ? 0 : b.getDimSize(0) * bStride)) * elementBytes;
   }
 };
 
@@ -120,13 +124,25 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, Value address, unsigned 
   return regs;
 }
 
+/// Rounds the f32 bits in an i32 register to tf32 (for operands that reached shared
+/// memory by cp.async, unrounded).
+Value roundBitsToTF32(OpBuilder &b, Location loc, Value bits) {
+  auto inlineAsm = LLVM::InlineAsmOp::create(
+      b, loc, b.getI32Type(), ValueRange{bits}, b.getStringAttr("cvt.rna.tf32.f32 $0, $1;"),
+      b.getStringAttr("=r,r"), /*has_side_effects=*/UnitAttr(), /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  return inlineAsm.getResult(0);
+}
+
 /// The mma.sync K loop; `acc` holds the accumulator registers (updated in place).
+/// `roundA`/`roundB`: tf32 operands still hold full f32 bits and are rounded as loaded.
 void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
              const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
-             SmallVectorImpl<Value> &acc) {
+             bool roundA, bool roundB, SmallVectorImpl<Value> &acc) {
   MLIRContext *ctx = b.getContext();
-  Type elem = op.getA().getType().getElementType();
-  int64_t k = op.getA().getType().getDimSize(1);
+  Type elem = getElementTypeOrSelf(op.getA().getType());
+  int64_t k = cast<ShapedType>(op.getA().getType()).getDimSize(1);
   unsigned kStep = getMmaK(op);
   bool tf32 = elem.isF32();
   int64_t bytes = staging.elementBytes;
@@ -194,7 +210,7 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
       Value address = byteAddress(b, loc, aBase, add(b, loc, aLane, offset));
       SmallVector<Value> frag;
       for (Value reg : ldmatrix(b, loc, address, 4, /*transpose=*/false))
-        frag.push_back(asOperand(reg));
+        frag.push_back(roundA ? roundBitsToTF32(b, loc, reg) : asOperand(reg));
       aFrags.push_back(frag);
     }
     SmallVector<SmallVector<Value>> bFrags(blocksN);
@@ -212,7 +228,8 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
         for (int64_t half = 0; half < 2; ++half) {
           int64_t offset = ((kk + 4 * half) * staging.bStride + int64_t(q) * 8 * wn) * bytes;
           Value address = byteAddress(b, loc, bBase, add(b, loc, bLane, offset));
-          bFrags[q].push_back(LLVM::LoadOp::create(b, loc, i32, address, 4));
+          Value reg = LLVM::LoadOp::create(b, loc, i32, address, 4);
+          bFrags[q].push_back(roundB ? roundBitsToTF32(b, loc, reg) : reg);
         }
       }
     }
@@ -241,9 +258,9 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
 void emitFma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
              const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
              SmallVectorImpl<Value> &acc) {
-  Type elem = op.getA().getType().getElementType();
+  Type elem = getElementTypeOrSelf(op.getA().getType());
   Type f32 = b.getF32Type();
-  int64_t k = op.getA().getType().getDimSize(1);
+  int64_t k = cast<ShapedType>(op.getA().getType()).getDimSize(1);
   int64_t bytes = staging.elementBytes;
   auto coords = getCoordinates(b, loc, layout, thread);
   unsigned rows = layout.getRegistersAlong(0), cols = layout.getRegistersAlong(1);
@@ -280,27 +297,44 @@ struct DotLowering : OpConversionPattern<DotOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     FailureOr<TileLayout> layout = TileLayout::get(op.getType());
-    if (failed(layout) || failed(TileLayout::get(op.getA().getType())) ||
-        failed(TileLayout::get(op.getB().getType())))
+    bool aShared = isa<SharedType>(op.getA().getType());
+    bool bShared = isa<SharedType>(op.getB().getType());
+    if (failed(layout) ||
+        (!aShared && failed(TileLayout::get(cast<RankedTensorType>(op.getA().getType())))) ||
+        (!bShared && failed(TileLayout::get(cast<RankedTensorType>(op.getB().getType())))))
       return rewriter.notifyMatchFailure(op, "tiles have no layout");
     Staging staging(op);
     ThreadIndex thread = getThreadIndex(rewriter, loc);
-    Value aBase = getSharedMemoryBase(rewriter, loc);
-    Value bBase = byteAddress(rewriter, loc, aBase,
-                              createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
+    Value scratch = getSharedMemoryBase(rewriter, loc);
     bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
-    bool tf32 = useMma && op.getA().getType().getElementType().isF32();
-    stageTile(rewriter, loc, adaptor.getA(), op.getA().getType(), aBase, staging.aStride,
-              staging.elementBytes, thread, tf32);
-    stageTile(rewriter, loc, adaptor.getB(), op.getB().getType(), bBase, staging.bStride,
-              staging.elementBytes, thread, tf32);
-    createBarrier(rewriter, loc);
+    bool tf32 = useMma && getElementTypeOrSelf(op.getA().getType()).isF32();
+    // Register operands go to the scratch (rounded to tf32 there); shared ones are read
+    // in place, and -tessel-insert-barriers has ordered their copies.
+    Value aBase = scratch, bBase;
+    if (aShared)
+      aBase = adaptor.getA().front();
+    else
+      stageTile(rewriter, loc, adaptor.getA(), cast<RankedTensorType>(op.getA().getType()),
+                aBase, staging.aStride, staging.elementBytes, thread, tf32);
+    if (bShared) {
+      bBase = adaptor.getB().front();
+    } else {
+      bBase = byteAddress(rewriter, loc, scratch,
+                          createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
+      stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
+                bBase, staging.bStride, staging.elementBytes, thread, tf32);
+    }
+    bool staged = !aShared || !bShared;
+    if (staged)
+      createBarrier(rewriter, loc);
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
     if (useMma)
-      emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, acc);
+      emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, tf32 && aShared,
+              tf32 && bShared, acc);
     else
       emitFma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, acc);
-    createBarrier(rewriter, loc);
+    if (staged)
+      createBarrier(rewriter, loc);
     rewriter.replaceOpWithMultiple(op, {acc});
     return success();
   }

@@ -7,11 +7,17 @@
 //   mov.b32 $0, other; ...; @p ld.global.v4.b32 {$0, $1, $2, $3}, [addr];
 // so masked-off lanes never touch memory and take `other`.
 //
+// Asynchronous copies to shared memory (tessel.async_copy) use the same runs: a run of
+// 4, 8 or 16 bytes becomes one `cp.async` (16 bytes bypass L1: `.cg`) whose source size
+// is 0 where the mask is off (the destination is zero-filled, nothing is read); shorter
+// runs fall back to a masked load and a shared store.
+//
 //===----------------------------------------------------------------------===//
 #include "lowering/TileToLLVMUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -244,10 +250,128 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
   }
   const AxisInfoAnalysis &axisInfo;
 };
+Value byteOffset(OpBuilder &b, Location loc, Value base, Value offset) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{offset});
+}
+
+struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
+  AsyncCopyLowering(const TypeConverter &converter, MLIRContext *ctx,
+                    const AxisInfoAnalysis &info)
+      : OpConversionPattern(converter, ctx), axisInfo(info) {}
+
+  LogicalResult matchAndRewrite(AsyncCopyOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedType dst = op.getDst().getType();
+    Type elementType = dst.getElementType();
+    unsigned elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+    FailureOr<TileLayout> layout = TileLayout::get(op.getPtr().getType());
+    if (failed(layout))
+      return rewriter.notifyMatchFailure(op, "tile has no layout");
+    // Shared rows are contiguous: only runs along the last dimension stay vectors.
+    unsigned vector = layout->getOrder().front() == 1
+                          ? accessWidth(axisInfo, op.getPtr(), op.getMask(), elementType)
+                          : 1;
+    unsigned runBytes = vector * elementBytes;
+    ThreadIndex thread = getThreadIndex(rewriter, loc);
+    auto coords = getCoordinates(rewriter, loc, *layout, thread);
+    Value base = adaptor.getDst().front();
+    ValueRange ptrs = adaptor.getPtr();
+    ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
+    Value stride = createI32(rewriter, loc, dst.getRowStride());
+    Value bytes = createI32(rewriter, loc, elementBytes);
+    for (unsigned i = 0, e = ptrs.size(); i < e; i += vector) {
+      Value index = arith::MulIOp::create(rewriter, loc, coords[i][0], stride);
+      index = arith::AddIOp::create(rewriter, loc, index, coords[i][1]);
+      Value address =
+          byteOffset(rewriter, loc, base, arith::MulIOp::create(rewriter, loc, index, bytes));
+      Value mask = masks.empty() ? Value() : masks[i];
+      if (runBytes >= 4) {
+        Value srcSize;
+        if (mask)
+          srcSize = arith::SelectOp::create(rewriter, loc, mask,
+                                            createI32(rewriter, loc, runBytes),
+                                            createI32(rewriter, loc, 0));
+        NVVM::CpAsyncOp::create(rewriter, loc, address, ptrs[i], runBytes,
+                                runBytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                               : NVVM::LoadCacheModifierKind::CA,
+                                srcSize);
+        continue;
+      }
+      SmallVector<Value> values =
+          emitLoad(rewriter, loc, ptrs[i], mask, ValueRange(), elementType, vector);
+      for (unsigned j = 0; j < vector; ++j)
+        LLVM::StoreOp::create(rewriter, loc, values[j],
+                              byteOffset(rewriter, loc, address,
+                                         createI32(rewriter, loc, j * elementBytes)),
+                              elementBytes);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+  const AxisInfoAnalysis &axisInfo;
+};
+
+struct AsyncCommitLowering : OpConversionPattern<AsyncCommitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(AsyncCommitOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(AsyncWaitOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, op.getPending());
+    return success();
+  }
+};
+
+struct BarrierLowering : OpConversionPattern<BarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(BarrierOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    createBarrier(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A buffer is the scratch base plus the offset -tessel-allocate-shared-memory chose.
+struct LocalAllocLowering : OpConversionPattern<LocalAllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LocalAllocOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!op.getOffset())
+      return op.emitError("shared buffer has no offset; run -tessel-allocate-shared-memory");
+    Value base = getSharedMemoryBase(rewriter, op.getLoc());
+    rewriter.replaceOp(op, byteOffset(rewriter, op.getLoc(), base,
+                                      createI32(rewriter, op.getLoc(), *op.getOffset())));
+    return success();
+  }
+};
+
+struct LocalIndexLowering : OpConversionPattern<LocalIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LocalIndexOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value tileBytes = createI32(rewriter, loc, op.getResult().getType().getSizeInBytes());
+    Value offset = arith::MulIOp::create(rewriter, loc, adaptor.getIndex(), tileBytes);
+    rewriter.replaceOp(op, byteOffset(rewriter, loc, adaptor.getSrc(), offset));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tessel::populateMemoryToLLVMPatterns(const TypeConverter &converter,
                                                 RewritePatternSet &patterns,
                                                 const AxisInfoAnalysis &axisInfo) {
-  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext(), axisInfo);
+  patterns.add<LoadLowering, StoreLowering, AsyncCopyLowering>(converter, patterns.getContext(),
+                                                               axisInfo);
+  patterns.add<AsyncCommitLowering, AsyncWaitLowering, BarrierLowering, LocalAllocLowering,
+               LocalIndexLowering>(converter, patterns.getContext());
 }

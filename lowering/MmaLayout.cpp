@@ -5,7 +5,7 @@ using namespace mlir;
 using namespace mlir::tessel;
 
 unsigned mlir::tessel::getMmaK(DotOp dot) {
-  Type elem = dot.getA().getType().getElementType();
+  Type elem = getElementTypeOrSelf(dot.getA().getType());
   if (elem.isF16() || elem.isBF16())
     return 16;
   if (elem.isF32() && dot.getInputPrecision() == "tf32")

@@ -22,12 +22,53 @@ def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
+  let summary = "Pipeline the loads that feed tessel.dot in loops, num_stages deep";
+  let description = [{
+    In an `scf.for` with a positive constant step, a `tessel.load` whose only use is an
+    operand of a `tessel.dot` in the same body (zero or no `other`, its address and mask
+    computed from the induction variable and loop invariants only) becomes an
+    asynchronous copy into a `num_stages`-deep ring of shared-memory tiles:
+
+    - before the loop, copies for iterations 0 .. S-2, one `tessel.async_commit` group
+      each (iterations past the end are masked off);
+    - at the top of iteration i, `tessel.async_wait {pending = S-2}` (iteration i's group
+      has landed), then the copies for iteration i + S-1 into the slot iteration i-1 used;
+    - the dot reads slot i mod S (`tessel.local_index`) directly;
+    - after the loop, `tessel.async_wait {pending = 0}`.
+
+    Barriers are not placed here: -tessel-insert-barriers does it. With num_stages < 2
+    the pass does nothing.
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "unsigned", /*default=*/"0",
+           "Stages (0: take the module's tessel.num_stages, else 1)">,
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TesselInsertBarriers : Pass<"tessel-insert-barriers", "ModuleOp"> {
+  let summary = "Place barriers where shared-memory buffers change hands";
+  let description = [{
+    Two hazards on `tessel.local_alloc` buffers need every thread of the program to meet:
+    reading copies other threads waited for (a barrier after the `tessel.async_wait`,
+    before the read), and overwriting a buffer other threads may still read (a barrier
+    before the `tessel.async_copy`). The pass follows program order through `scf.for`
+    (the back edge included: iteration i+1 overwrites what iteration i read) and `scf.if`,
+    and puts one barrier where both hazards meet, right after the wait. Buffers are
+    tracked whole (all slots of a ring together), which is conservative.
+  }];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 def TesselAllocateSharedMemory : Pass<"tessel-allocate-shared-memory", "ModuleOp"> {
   let summary = "Size the shared-memory scratch used by reductions and layout conversions";
   let description = [{
     Cross-warp reductions and layout conversions exchange values through shared memory.
     They run one after another with a barrier after each, so they share one scratch
-    buffer at offset 0; its size (the largest need) is recorded as the module attribute
+    buffer at offset 0. Buffers (`tessel.local_alloc`) follow it, each at its own
+    128-byte aligned `offset`. The total is recorded as the module attribute
     `tessel.shared` (bytes) and becomes the launch's dynamic shared memory.
   }];
 }

@@ -15,6 +15,10 @@ using namespace mlir;
 void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Address arithmetic that does not change across iterations leaves the loop (and the
+  // pipeliner's cloned address slices stay small).
+  pm.addPass(createLoopInvariantCodeMotionPass());
+  pm.addPass(createTesselSoftwarePipeline());
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
   pm.addPass(createTesselAssignLayouts(layoutOptions));
@@ -22,6 +26,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createTesselAllocateSharedMemory());
+  pm.addPass(createTesselInsertBarriers());
   pm.addPass(createConvertTesselToLLVM());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());

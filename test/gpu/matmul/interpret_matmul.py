@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # kernels/matmul.tsl in the CPU interpreter (tools/tessel-interpret) on ragged shapes, every
 # configuration, exact f32, bf16 and the ReLU epilogue, against a float64 reference (PyTorch
-# on the CPU). Checks the kernel's source logic (grouped order, masks, the PREFETCH loop,
+# on the CPU). Checks the kernel's source logic (grouped order, masks, the K loop,
 # the epilogue); not the GPU lowering of dot, which the interpreter does not run.
 #   python3 test/gpu/matmul/interpret_matmul.py [BUILD_DIR]      (default: build)
 import os, struct, subprocess, sys

@@ -1,0 +1,226 @@
+//===- SoftwarePipeline.cpp - num_stages-deep cp.async pipelining of loads -===//
+//
+// Turns
+//   scf.for %iv = %lb to %ub step %c {
+//     %a = tessel.load %pa(%iv), %ma(%iv)      // only use: the dot
+//     %d = tessel.dot %a, ...
+// into
+//   %ring = tessel.local_alloc : !tessel.shared<S x M x K x T>
+//   copies of iterations 0 .. S-2 into slots 0 .. S-2, one commit group each
+//   scf.for %iv ... iter_args(..., %read = 0, %write = S-1) {
+//     tessel.async_wait {pending = S-2}          // iteration %iv's copies have landed
+//     copy iteration %iv + (S-1)*%c into slot %write; commit
+//     %a = tessel.local_index %ring[%read]
+//     %d = tessel.dot %a, ...
+//   }
+//   tessel.async_wait {pending = 0}
+// The address computation of the load (its backward slice in the body, which may use
+// only %iv and loop invariants) is cloned for the iteration being copied; the copy is
+// masked with `iteration < %ub` so copies past the end do nothing but zero-fill.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELSOFTWAREPIPELINE
+#include "lowering/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+bool isZeroTile(Value value) {
+  if (matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero()))
+    return true;
+  if (auto splat = value.getDefiningOp<SplatOp>())
+    return isZeroTile(splat.getSrc());
+  return false;
+}
+
+/// Adds the ops of `loop`'s body that `value` depends on to `slice`; fails if the
+/// dependence reaches a loop-carried value, an op with effects or regions, or a nested op.
+LogicalResult collectSlice(scf::ForOp loop, Value value, llvm::SetVector<Operation *> &slice) {
+  if (value == loop.getInductionVar())
+    return success();
+  Operation *def = value.getDefiningOp();
+  if (!def) // a loop-carried value, or an argument from outside the loop
+    return success(value.getParentBlock() != loop.getBody());
+  if (!loop->isProperAncestor(def))
+    return success();
+  if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0 ||
+      !isMemoryEffectFree(def))
+    return failure();
+  if (slice.contains(def))
+    return success();
+  for (Value operand : def->getOperands())
+    if (failed(collectSlice(loop, operand, slice)))
+      return failure();
+  slice.insert(def);
+  return success();
+}
+
+/// Loads of `loop` that can be pipelined (see the pass description).
+SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, llvm::SetVector<Operation *> &slice) {
+  SmallVector<LoadOp> loads;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    auto dot = dyn_cast<DotOp>(op);
+    if (!dot)
+      continue;
+    for (Value operand : {dot.getA(), dot.getB()}) {
+      auto load = operand.getDefiningOp<LoadOp>();
+      if (!load || load->getBlock() != loop.getBody() || !load->hasOneUse())
+        continue;
+      auto type = dyn_cast<RankedTensorType>(load.getType());
+      if (!type || type.getRank() != 2 || type.getElementType().getIntOrFloatBitWidth() < 8)
+        continue;
+      if (load.getOther() && !isZeroTile(load.getOther()))
+        continue;
+      llvm::SetVector<Operation *> loadSlice;
+      if (failed(collectSlice(loop, load.getPtr(), loadSlice)) ||
+          (load.getMask() && failed(collectSlice(loop, load.getMask(), loadSlice))))
+        continue;
+      slice.insert(loadSlice.begin(), loadSlice.end());
+      loads.push_back(load);
+    }
+  }
+  return loads;
+}
+
+struct TesselSoftwarePipelinePass
+    : public tessel::impl::TesselSoftwarePipelineBase<TesselSoftwarePipelinePass> {
+  using TesselSoftwarePipelineBase::TesselSoftwarePipelineBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    unsigned stages = numStages;
+    if (stages == 0) {
+      auto attr = module->getAttrOfType<IntegerAttr>("tessel.num_stages");
+      stages = attr ? unsigned(attr.getInt()) : 1;
+    }
+    if (stages < 2)
+      return;
+    SmallVector<scf::ForOp> loops;
+    module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      pipeline(loop, stages);
+  }
+
+  void pipeline(scf::ForOp loop, unsigned stages) {
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!step || *step <= 0)
+      return;
+    llvm::SetVector<Operation *> slice;
+    SmallVector<LoadOp> loads = findPipelinableLoads(loop, slice);
+    if (loads.empty())
+      return;
+
+    MLIRContext *ctx = &getContext();
+    Location loc = loop.getLoc();
+    Type ivType = loop.getInductionVar().getType();
+    IRRewriter rewriter(ctx);
+    rewriter.setInsertionPoint(loop);
+    auto constant = [&](OpBuilder &b, Type type, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+    };
+    Type i32 = rewriter.getI32Type();
+
+    SmallVector<Value> rings;
+    for (LoadOp load : loads) {
+      auto type = cast<RankedTensorType>(load.getType());
+      SmallVector<int64_t> shape{int64_t(stages)};
+      shape.append(type.getShape().begin(), type.getShape().end());
+      rings.push_back(LocalAllocOp::create(rewriter, loc,
+                                           SharedType::get(ctx, shape, type.getElementType()),
+                                           IntegerAttr()));
+    }
+
+    // Copies of iteration `iv` into `slot` of every ring, as one commit group.
+    Value ub = loop.getUpperBound();
+    auto emitCopies = [&](OpBuilder &b, Value iv, Value slot) {
+      IRMapping mapping;
+      mapping.map(loop.getInductionVar(), iv);
+      for (Operation &op : loop.getBody()->without_terminator())
+        if (slice.contains(&op))
+          b.clone(op, mapping);
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
+      for (auto [load, ring] : llvm::zip(loads, rings)) {
+        auto type = cast<RankedTensorType>(load.getType());
+        Value mask = SplatOp::create(
+            b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), inRange);
+        if (load.getMask())
+          mask = arith::AndIOp::create(b, loc, mapping.lookup(load.getMask()), mask);
+        auto ringType = cast<SharedType>(ring.getType());
+        Value tile = LocalIndexOp::create(
+            b, loc, SharedType::get(ctx, ringType.getShape().drop_front(), type.getElementType()),
+            ring, slot);
+        AsyncCopyOp::create(b, loc, mapping.lookupOrDefault(load.getPtr()), tile, mask);
+      }
+      AsyncCommitOp::create(b, loc);
+    };
+
+    // Prologue: iterations 0 .. S-2.
+    Value lb = loop.getLowerBound();
+    for (unsigned s = 0; s + 1 < stages; ++s) {
+      Value iv = s == 0 ? lb
+                        : arith::AddIOp::create(rewriter, loc, lb,
+                                                constant(rewriter, ivType, int64_t(s) * *step))
+                              .getResult();
+      emitCopies(rewriter, iv, constant(rewriter, i32, s));
+    }
+
+    // The loop carries the slot it reads and the slot it fills.
+    SmallVector<Value> slotInits{constant(rewriter, i32, 0), constant(rewriter, i32, stages - 1)};
+    auto advance = [&](OpBuilder &b, Value slot) -> Value {
+      Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
+      Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                         constant(b, i32, stages));
+      return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
+    };
+    FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+        rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
+          return {advance(b, args[0]), advance(b, args[1])};
+        });
+    if (failed(replaced)) {
+      loop.emitError("could not add the pipeline's slots to the loop");
+      return signalPassFailure();
+    }
+    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+    unsigned numArgs = newLoop.getRegionIterArgs().size();
+    Value readSlot = newLoop.getRegionIterArgs()[numArgs - 2];
+    Value writeSlot = newLoop.getRegionIterArgs()[numArgs - 1];
+    // `loop` is gone: the slice and the loads now live in newLoop's body.
+    loop = newLoop;
+
+    rewriter.setInsertionPointToStart(newLoop.getBody());
+    AsyncWaitOp::create(rewriter, loc, stages - 2);
+    Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
+                                        constant(rewriter, ivType, int64_t(stages - 1) * *step));
+    emitCopies(rewriter, ahead, writeSlot);
+
+    for (auto [load, ring] : llvm::zip(loads, rings)) {
+      rewriter.setInsertionPoint(load);
+      auto ringType = cast<SharedType>(ring.getType());
+      Value tile = LocalIndexOp::create(
+          rewriter, load.getLoc(),
+          SharedType::get(ctx, ringType.getShape().drop_front(), ringType.getElementType()), ring,
+          readSlot);
+      load.getResult().replaceAllUsesWith(tile);
+      rewriter.eraseOp(load);
+    }
+    rewriter.setInsertionPointAfter(newLoop);
+    AsyncWaitOp::create(rewriter, loc, 0);
+  }
+};
+} // namespace
