@@ -243,7 +243,7 @@ def Tessel_LocalAllocOp : Tessel_Op<"local_alloc", [MemoryEffects<[MemAlloc]>]> 
   }];
   let arguments = (ins OptionalAttr<I64Attr>:$offset);
   let results = (outs Tessel_SharedType:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
 }
 
 def Tessel_LocalIndexOp : Tessel_Op<"local_index", [Pure]> {
@@ -255,7 +255,9 @@ def Tessel_LocalIndexOp : Tessel_Op<"local_index", [Pure]> {
   }];
   let arguments = (ins Tessel_SharedType:$src, I32:$index);
   let results = (outs Tessel_SharedType:$result);
-  let assemblyFormat = "$src `[` $index `]` attr-dict `:` type($src) `->` type($result)";
+  let assemblyFormat = [{
+    $src `[` $index `]` attr-dict `:` qualified(type($src)) `->` qualified(type($result))
+  }];
   let hasVerifier = 1;
 }
 
@@ -280,7 +282,7 @@ def Tessel_AsyncCopyOp : Tessel_Op<"async_copy", [
   let arguments = (ins Tessel_PtrTile:$ptr, Tessel_SharedType:$dst,
                        Optional<RankedTensorOf<[I1]>>:$mask);
   let assemblyFormat = [{
-    $ptr (`,` $mask^)? `into` $dst attr-dict `:` type($ptr) `,` type($dst)
+    $ptr (`,` $mask^)? `into` $dst attr-dict `:` type($ptr) `,` qualified(type($dst))
   }];
   let hasVerifier = 1;
 }

@@ -159,7 +159,7 @@ struct TesselSoftwarePipelinePass
         Value mask = SplatOp::create(
             b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), inRange);
         if (load.getMask())
-          mask = arith::AndIOp::create(b, loc, mapping.lookup(load.getMask()), mask);
+          mask = arith::AndIOp::create(b, loc, mapping.lookupOrDefault(load.getMask()), mask);
         auto ringType = cast<SharedType>(ring.getType());
         Value tile = LocalIndexOp::create(
             b, loc, SharedType::get(ctx, ringType.getShape().drop_front(), type.getElementType()),

@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <random>
 
 using namespace tessel;
@@ -110,7 +112,28 @@ protected:
     return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   }
 
+  /// Configurations too big for this device (f32 tiles with deep pipelines need more
+  /// shared memory than an H100 has) are skipped, and said so; the autotuner skips them too.
+  bool fits(int config) {
+    ConfigFit fit = kernel.checkConfig(config);
+    if (!fit.fits && skipped.insert(config).second)
+      std::printf("[ SKIPPED  ] %s: %s\n", kernel.info().describeConfig(config).c_str(),
+                  fit.reason.c_str());
+    return fit.fits;
+  }
+
+  /// The first configuration that fits (the tests' default).
+  int firstFitting() {
+    for (int config = 0; config < kernel.info().configCount(); ++config)
+      if (fits(config))
+        return config;
+    ADD_FAILURE() << "no configuration fits this device";
+    return 0;
+  }
+
   void expectAccurate(int64_t m, int64_t n, int64_t k, int config, bool aligned = false) {
+    if (!fits(config))
+      return;
     double error = run(m, n, k, config, aligned);
     EXPECT_TRUE(error <= GetParam().bound)
         << m << "x" << n << "x" << k << (aligned ? " (aligned)" : "") << " on " << kernel.info().describeConfig(config)
@@ -119,6 +142,7 @@ protected:
 
   Package package;
   Kernel kernel;
+  std::set<int> skipped;
   unsigned seed = 0;
   std::mt19937 rng;
 };
@@ -132,20 +156,21 @@ TEST_P(MatmulTest, EveryConfigOnRaggedSizes) {
 
 TEST_P(MatmulTest, SmallAndRaggedSizes) {
   int last = kernel.info().configCount() - 1; // the smallest tiles
+  int first = firstFitting();
   for (int64_t s : {1, 17, 100})
-    for (int config : {0, last})
+    for (int config : {first, last})
       expectAccurate(s, s, s, config);
-  expectAccurate(1, 1000, 17, 0);
-  expectAccurate(1000, 1, 33, 0);
-  expectAccurate(4099, 64, 100, 0);
-  expectAccurate(64, 100, 4099, 0);
+  expectAccurate(1, 1000, 17, first);
+  expectAccurate(1000, 1, 33, first);
+  expectAccurate(4099, 64, 100, first);
+  expectAccurate(64, 100, 4099, first);
 }
 
 TEST_P(MatmulTest, SquareSizes) {
   for (int64_t s : {256, 512})
     for (int config = 0; config < kernel.info().configCount(); config += 2)
       expectAccurate(s, s, s, config);
-  expectAccurate(1000, 1000, 1000, 0);
+  expectAccurate(1000, 1000, 1000, firstFitting());
 }
 
 // Sizes and strides that are multiples of 16: the divisible-by-16 variant, which the
@@ -155,7 +180,7 @@ TEST_P(MatmulTest, AlignedVariantOnEveryConfig) {
     expectAccurate(256, 256, 256, config, /*aligned=*/true);
     expectAccurate(384, 128, 96, config, /*aligned=*/true);
   }
-  expectAccurate(1024, 1024, 1024, 0, /*aligned=*/true);
+  expectAccurate(1024, 1024, 1024, firstFitting(), /*aligned=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -35,3 +35,20 @@ module {
     return %c : tensor<64x64xf32, #b>
   }
 }
+
+// -----
+
+// Buffers follow the scratch, 128-byte aligned: 16 bytes of reduction scratch, then
+// 3 x 64 rows x (32 + 8) bf16 = 15360 bytes at 128, then 32 x (64 + 8) bf16 = 4608 at 15488.
+// CHECK: module attributes {tessel.shared = 20096 : i32}
+// CHECK: tessel.local_alloc {offset = 128 : i64} : !tessel.shared<3x64x32xbf16>
+// CHECK: tessel.local_alloc {offset = 15488 : i64} : !tessel.shared<32x64xbf16>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module {
+  func.func @buffers(%x: tensor<1024xf32, #b>) -> f32 {
+    %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
+    %ring = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
+    %one = tessel.local_alloc : !tessel.shared<32x64xbf16>
+    return %s : f32
+  }
+}

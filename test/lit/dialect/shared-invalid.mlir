@@ -1,0 +1,30 @@
+// RUN: tessel-opt %s -split-input-file -verify-diagnostics
+
+func.func @index_shape(%buf: !tessel.shared<3x64x32xbf16>, %i: i32) {
+  // expected-error @+1 {{selects one 2-D tile of a 3-D stack of tiles}}
+  %t = tessel.local_index %buf[%i] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @copy_shape(%p: tensor<64x16x!tessel.ptr<bf16>>, %dst: !tessel.shared<64x32xbf16>) {
+  // expected-error @+1 {{copies a tile of the destination's shape}}
+  tessel.async_copy %p into %dst : tensor<64x16x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @copy_type(%p: tensor<64x32x!tessel.ptr<f16>>, %dst: !tessel.shared<64x32xbf16>) {
+  // expected-error @+1 {{pointee type must be the destination's element type}}
+  tessel.async_copy %p into %dst : tensor<64x32x!tessel.ptr<f16>>, !tessel.shared<64x32xbf16>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a shared buffer holds 2-D tiles or stacks of them}}
+func.func @rank_one(%buf: !tessel.shared<64xbf16>) {
+  return
+}

@@ -1,0 +1,79 @@
+// RUN: tessel-opt %s -split-input-file -tessel-software-pipeline=num-stages=3 | FileCheck %s
+// Loads feeding a dot become cp.async copies into a 3-deep ring of shared tiles.
+
+// CHECK-LABEL: func.func @pipelined
+// CHECK: %[[A:.*]] = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
+// CHECK: %[[B:.*]] = tessel.local_alloc : !tessel.shared<3x32x64xbf16>
+// Prologue: iterations 0 and 1 into slots 0 and 1, masked by `iteration < ub`.
+// CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : i32
+// CHECK: tessel.splat %[[IN0]] : tensor<64x32xi1>
+// CHECK: %[[S0:.*]] = tessel.local_index %[[A]][%{{.*}}]
+// CHECK: tessel.async_copy %{{.*}}, %{{.*}} into %[[S0]]
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// CHECK: arith.addi %[[LB]], %c32
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// The loop carries the slot it reads (from 0) and the slot it fills (from 2).
+// CHECK: scf.for %[[IV:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[READ:.*]] = %c0_i32{{.*}}, %[[WRITE:.*]] = %c2_i32) -> (tensor<64x64xf32>, i32, i32)
+// CHECK-NEXT: tessel.async_wait {pending = 1 : i32}
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[IV]], %c64
+// CHECK: arith.cmpi slt, %[[AHEAD]], %[[UB]]
+// CHECK: tessel.local_index %[[A]][%[[WRITE]]]
+// CHECK: tessel.async_copy
+// CHECK: tessel.local_index %[[B]][%[[WRITE]]]
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// CHECK-NOT: tessel.load
+// CHECK: %[[X:.*]] = tessel.local_index %[[A]][%[[READ]]]
+// CHECK: %[[Y:.*]] = tessel.local_index %[[B]][%[[READ]]]
+// CHECK: tessel.dot %[[X]], %[[Y]], %[[ACC]] : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tessel.async_wait {pending = 0 : i32}
+func.func @pipelined(%pa: tensor<64x32x!tessel.ptr<bf16>>, %pb: tensor<32x64x!tessel.ptr<bf16>>,
+                     %ma: tensor<64x32xi1>, %lb: i32, %ub: i32) -> tensor<64x64xf32> {
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %zb = arith.constant dense<0.0> : tensor<64x32xbf16>
+  %r = scf.for %iv = %lb to %ub step %c32 iter_args(%acc = %zero) -> (tensor<64x64xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<64x32xi32>
+    %a = tessel.addptr %pa, %off : tensor<64x32x!tessel.ptr<bf16>>, tensor<64x32xi32>
+    %x = tessel.load %a, %ma, %zb : tensor<64x32x!tessel.ptr<bf16>>
+    %offb = tessel.splat %iv : tensor<32x64xi32>
+    %b = tessel.addptr %pb, %offb : tensor<32x64x!tessel.ptr<bf16>>, tensor<32x64xi32>
+    %y = tessel.load %b : tensor<32x64x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// Pointers advanced through the loop (a loop-carried value) cannot be recomputed for
+// a later iteration: left alone. So is a load with a non-zero `other`.
+// CHECK-LABEL: func.func @not_pipelined
+// CHECK-NOT: tessel.local_alloc
+// CHECK-NOT: tessel.async_copy
+// CHECK: tessel.load
+// CHECK: tessel.load
+func.func @not_pipelined(%pa: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>,
+                         %pb: tensor<32x64x!tessel.ptr<bf16>>, %ub: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %one = arith.constant dense<1.0> : tensor<32x64xbf16>
+  %step = arith.constant dense<32> : tensor<64x32xi32>
+  %r:2 = scf.for %iv = %c0 to %ub step %c32 iter_args(%acc = %zero, %p = %pa)
+      -> (tensor<64x64xf32>, tensor<64x32x!tessel.ptr<bf16>>) : i32 {
+    %x = tessel.load %p : tensor<64x32x!tessel.ptr<bf16>>
+    %cond = arith.constant dense<true> : tensor<32x64xi1>
+    %yy = tessel.load %pb, %cond, %one : tensor<32x64x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %yy, %acc : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    %next = tessel.addptr %p, %step : tensor<64x32x!tessel.ptr<bf16>>, tensor<64x32xi32>
+    scf.yield %d, %next : tensor<64x64xf32>, tensor<64x32x!tessel.ptr<bf16>>
+  }
+  return %r#0 : tensor<64x64xf32>
+}
