@@ -307,4 +307,14 @@ def Tessel_BarrierOp : Tessel_Op<"barrier"> {
   let assemblyFormat = "attr-dict";
 }
 
+def Tessel_FenceAsyncSharedOp : Tessel_Op<"fence_async_shared"> {
+  let summary = "Order this thread's shared-memory writes before async-proxy reads";
+  let description = [{
+    `fence.proxy.async.shared::cta`: copies made through the generic proxy (cp.async,
+    stores) become visible to wgmma, which reads shared memory through the async proxy.
+    Placed by `-tessel-insert-barriers` before the barrier that hands such buffers over.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // TESSEL_OPS_TD

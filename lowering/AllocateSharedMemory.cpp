@@ -31,7 +31,9 @@ struct TesselAllocateSharedMemoryPass
     // Buffers (tessel.local_alloc) live across loops while the scratch users come and
     // go, so they follow the scratch; 128-byte aligned (bank-conflict-free rows).
     module.walk([&](LocalAllocOp alloc) {
-      bytes = (bytes + 127) / 128 * 128;
+      // wgmma's 128-byte swizzle repeats every 1024 bytes, from a 1024-aligned address.
+      int64_t align = alloc->hasAttr("tessel.wgmma_operand") ? 1024 : 128;
+      bytes = (bytes + align - 1) / align * align;
       alloc.setOffset(bytes);
       bytes += (alloc.getType().getSizeInBytes() + 127) / 128 * 128;
     });

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/Layout.h"
 #include "lowering/MmaLayout.h"
+#include "lowering/WgmmaLayout.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -90,6 +91,9 @@ struct TesselAssignLayoutsPass
     }
     module->setAttr("tessel.num_warps",
                     IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
+    arch = "";
+    if (auto attr = module->getAttrOfType<StringAttr>("tessel.arch"))
+      arch = attr.getValue();
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(assign(func, warps)))
         return signalPassFailure();
@@ -183,10 +187,14 @@ struct TesselAssignLayoutsPass
           chosen = layout;
           best = count;
         }
-      // A dot's accumulator group takes the mma.sync fragment layout when it fits.
-      for (DotOp dot : dots)
-        if (!chosen && groups.find(dot.getResult()) == root)
-          chosen = getPreferredDotLayout(dot, warps);
+      // A dot's accumulator group takes the wgmma or mma.sync fragment layout when it
+      // fits.
+      for (DotOp dot : dots) {
+        if (chosen || groups.find(dot.getResult()) != root)
+          continue;
+        chosen = canUseWgmma(dot, warps, arch) ? getWgmmaAccumulatorLayout(ctx, warps)
+                                                : getPreferredDotLayout(dot, warps);
+      }
       if (!chosen)
         chosen = defaultLayout(members[root], warps);
       layoutOf[root] = chosen;
@@ -196,6 +204,19 @@ struct TesselAssignLayoutsPass
     for (Value v : groups.values()) {
       auto type = cast<RankedTensorType>(v.getType());
       v.setType(withEncoding(type, layoutOf[groups.find(v)]));
+    }
+    // Dots that got the wgmma layout read their operands in wgmma's shared layouts: the
+    // buffers say so, and their copies and the dot's lowering follow.
+    for (DotOp dot : dots) {
+      if (!canUseWgmma(dot, warps, arch) ||
+          cast<RankedTensorType>(dot.getType()).getEncoding() !=
+              getWgmmaAccumulatorLayout(ctx, warps))
+        continue;
+      LocalAllocOp a = getSharedAlloc(dot.getA()), b = getSharedAlloc(dot.getB());
+      if (!a || !b || a == b)
+        continue;
+      a->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "a"));
+      b->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "b"));
     }
     // Constants carry their type in their value too.
     func.walk([&](arith::ConstantOp constant) {
@@ -228,6 +249,8 @@ struct TesselAssignLayoutsPass
     }
     return success();
   }
+
+  StringRef arch;
 
   Attribute defaultLayout(ArrayRef<Value> values, unsigned warps) {
     // The largest tile of the group decides; 16-byte runs of the narrowest element

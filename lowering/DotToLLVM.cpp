@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "lowering/MmaLayout.h"
 #include "lowering/TileToLLVMUtils.h"
+#include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -254,6 +255,99 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   }
 }
 
+LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type resultType, ValueRange operands,
+                             StringRef text, StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, resultType, operands, b.getStringAttr(text), b.getStringAttr(constraints),
+      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+}
+
+/// A wgmma shared-memory matrix descriptor: start address, leading and stride byte
+/// offsets (16-byte units) and the 128-byte swizzle mode.
+Value wgmmaDescriptor(OpBuilder &b, Location loc, Value address, int64_t leading, int64_t stride) {
+  Type i64 = b.getI64Type();
+  Value start = arith::ShRUIOp::create(b, loc, address, createI32(b, loc, 4));
+  start = arith::AndIOp::create(b, loc, start, createI32(b, loc, 0x3FFF));
+  start = arith::ExtUIOp::create(b, loc, i64, start);
+  uint64_t fixed = (uint64_t((leading >> 4) & 0x3FFF) << 16) |
+                   (uint64_t((stride >> 4) & 0x3FFF) << 32) | (uint64_t(1) << 62);
+  Value constant = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(int64_t(fixed)));
+  return arith::OrIOp::create(b, loc, start, constant);
+}
+
+/// The wgmma K loop (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
+/// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and a
+/// wait for all; the wait takes and returns the accumulators, so nothing reads them early.
+void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, Value aBase,
+               Value bBase, const ThreadIndex &thread, SmallVectorImpl<Value> &acc) {
+  auto aType = cast<SharedType>(op.getA().getType());
+  auto bType = cast<SharedType>(op.getB().getType());
+  int64_t m = aType.getShape()[0], k = aType.getShape()[1], n = bType.getShape()[1];
+  unsigned warps = layout.getRoot().getWarpsPerCTA()[0];
+  int64_t repeats = m / (8 * warps);
+  std::string elem = aType.getElementType().isBF16() ? "bf16" : "f16";
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Value warpGroup = arith::ShRUIOp::create(b, loc, thread.warp, createI32(b, loc, 2));
+  Value aAddress = LLVM::PtrToIntOp::create(b, loc, i32, aBase);
+  aAddress = arith::AddIOp::create(
+      b, loc, aAddress, arith::MulIOp::create(b, loc, warpGroup, createI32(b, loc, 32 * repeats * 128)));
+  Value bAddress = LLVM::PtrToIntOp::create(b, loc, i32, bBase);
+  Value one = createI32(b, loc, 1);
+
+  unsigned count = unsigned(n / 2); // accumulator registers per instruction
+  std::string outputs, ties;
+  for (unsigned i = 0; i < count; ++i) {
+    outputs += std::string(i ? ",=f" : "=f");
+    ties += "," + std::to_string(i);
+  }
+  std::string regList;
+  for (unsigned i = 0; i < count; ++i)
+    regList += (i ? ", $" : "$") + std::to_string(i);
+  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(count, f32));
+  std::string mmaText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(count + 2) +
+                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." +
+                        elem + "." + elem + " {" + regList + "}, $" + std::to_string(count) +
+                        ", $" + std::to_string(count + 1) + ", p, 1, 1, 0, 1;\n}";
+  std::string mmaConstraints = outputs + ",l,l,r" + ties;
+
+  inlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+  SmallVector<SmallVector<unsigned>> registers;
+  for (int64_t inst = 0; inst < repeats / 2; ++inst) {
+    SmallVector<unsigned> regs(count);
+    for (unsigned c = 0; c < n / 8; ++c)
+      for (unsigned h = 0; h < 2; ++h)
+        for (unsigned j = 0; j < 2; ++j)
+          regs[4 * c + 2 * h + j] = layout.getRegister({unsigned(2 * inst + h), 2 * c + j});
+    for (int64_t kk = 0; kk < k; kk += 16) {
+      Value aStart = arith::AddIOp::create(b, loc, aAddress,
+                                           createI32(b, loc, inst * 64 * 128 + kk * 2));
+      Value bStart = arith::AddIOp::create(b, loc, bAddress, createI32(b, loc, (kk / 8) * 1024));
+      SmallVector<Value> operands{wgmmaDescriptor(b, loc, aStart, 16, 1024),
+                                  wgmmaDescriptor(b, loc, bStart, k * 128, 1024), one};
+      for (unsigned r : regs)
+        operands.push_back(acc[r]);
+      Value d = inlinePtx(b, loc, accType, operands, mmaText, mmaConstraints).getResult(0);
+      for (unsigned i = 0; i < count; ++i)
+        acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+    }
+    registers.push_back(regs);
+  }
+  inlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
+  // The wait passes every accumulator through, in chunks the asm can take.
+  for (SmallVector<unsigned> &regs : registers) {
+    SmallVector<Value> operands;
+    for (unsigned r : regs)
+      operands.push_back(acc[r]);
+    Value d = inlinePtx(b, loc, accType, operands, "wgmma.wait_group.sync.aligned 0;",
+                        outputs + ties)
+                  .getResult(0);
+    for (unsigned i = 0; i < count; ++i)
+      acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  }
+}
+
 /// The FMA loop for any accumulator layout; exact f32 products.
 void emitFma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
              const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
@@ -328,7 +422,10 @@ struct DotLowering : OpConversionPattern<DotOp> {
     if (staged)
       createBarrier(rewriter, loc);
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
-    if (useMma)
+    if (aShared && bShared && getWgmmaOperand(op.getA()) == "a" &&
+        getWgmmaOperand(op.getB()) == "b")
+      emitWgmma(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
+    else if (useMma)
       emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, tf32 && aShared,
               tf32 && bShared, acc);
     else

@@ -9,10 +9,12 @@
 // `read`, so the usual  wait -> copy next -> read  loop needs one barrier); a copy into
 // a buffer in `read` gets one just before it. Loops are walked twice so the state at
 // the end of the body reaches its start (the back edge); `if` branches start from the
-// same state and join by union.
+// same state and join by union. Buffers a wgmma reads get a fence.proxy.async before
+// that barrier (generic-proxy writes, async-proxy reads).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
+#include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -75,6 +77,9 @@ void walkOp(Operation *op, HazardState &state) {
         continue;
       if (state.pendingWait) {
         b.setInsertionPointAfter(state.pendingWait);
+        // wgmma reads through the async proxy: fence the copies first.
+        if (!getWgmmaOperand(operand).empty())
+          FenceAsyncSharedOp::create(b, op->getLoc());
         BarrierOp::create(b, op->getLoc());
         state.clear();
       }

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/TileToLLVMUtils.h"
+#include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -280,11 +281,24 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
     Value stride = createI32(rewriter, loc, dst.getRowStride());
     Value bytes = createI32(rewriter, loc, elementBytes);
+    // A wgmma operand's buffer has wgmma's swizzled layout (WgmmaLayout.h); any other,
+    // padded rows.
+    StringRef wgmmaOperand = getWgmmaOperand(op.getDst());
+    unsigned numWarps = 4;
+    if (auto attr = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("tessel.num_warps"))
+      numWarps = attr.getInt();
     for (unsigned i = 0, e = ptrs.size(); i < e; i += vector) {
-      Value index = arith::MulIOp::create(rewriter, loc, coords[i][0], stride);
-      index = arith::AddIOp::create(rewriter, loc, index, coords[i][1]);
-      Value address =
-          byteOffset(rewriter, loc, base, arith::MulIOp::create(rewriter, loc, index, bytes));
+      Value offset;
+      if (!wgmmaOperand.empty()) {
+        offset = getWgmmaSharedOffset(rewriter, loc, wgmmaOperand, coords[i][0], coords[i][1],
+                                      dst.getShape()[0], dst.getShape()[1], numWarps,
+                                      elementBytes);
+      } else {
+        Value index = arith::MulIOp::create(rewriter, loc, coords[i][0], stride);
+        index = arith::AddIOp::create(rewriter, loc, index, coords[i][1]);
+        offset = arith::MulIOp::create(rewriter, loc, index, bytes);
+      }
+      Value address = byteOffset(rewriter, loc, base, offset);
       Value mask = masks.empty() ? Value() : masks[i];
       if (runBytes >= 4) {
         Value srcSize;
@@ -340,6 +354,21 @@ struct BarrierLowering : OpConversionPattern<BarrierOp> {
   }
 };
 
+struct FenceAsyncSharedLowering : OpConversionPattern<FenceAsyncSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(FenceAsyncSharedOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    LLVM::InlineAsmOp::create(
+        rewriter, op.getLoc(), TypeRange(), ValueRange(),
+        rewriter.getStringAttr("fence.proxy.async.shared::cta;"), rewriter.getStringAttr(""),
+        /*has_side_effects=*/rewriter.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
+        LLVM::TailCallKindAttr::get(rewriter.getContext(), LLVM::TailCallKind::None),
+        LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// A buffer is the scratch base plus the offset -tessel-allocate-shared-memory chose.
 struct LocalAllocLowering : OpConversionPattern<LocalAllocOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -373,5 +402,5 @@ void mlir::tessel::populateMemoryToLLVMPatterns(const TypeConverter &converter,
   patterns.add<LoadLowering, StoreLowering, AsyncCopyLowering>(converter, patterns.getContext(),
                                                                axisInfo);
   patterns.add<AsyncCommitLowering, AsyncWaitLowering, BarrierLowering, LocalAllocLowering,
-               LocalIndexLowering>(converter, patterns.getContext());
+               LocalIndexLowering, FenceAsyncSharedLowering>(converter, patterns.getContext());
 }

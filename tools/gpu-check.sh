@@ -84,17 +84,21 @@ run)
       tail -n 20 "$out/matmul-tests.log"
       "$build"/bin/tessel-bench matmul --json "$out/matmul.json" --markdown "$out/matmul.md" 2>&1 |
         tee "$out/matmul.txt" || true
+      # The sm_90a (wgmma) build, bf16.
+      "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16 --json "$out/matmul-sm90a.json" \
+        --markdown "$out/matmul-sm90a.md" 2>&1 | tee "$out/matmul-sm90a.txt" || true
       mkdir -p "$out/matmul-ptx"
       python3 - "$carry/kernels" "$out/matmul-ptx" <<'PY'
 import json, sys
-for dtype in ("bf16", "f32"):
-    pkg = json.load(open(f"{sys.argv[1]}/matmul_{dtype}.tslpkg"))
+for name in ("bf16", "f32", "bf16_sm90a"):
+    pkg = json.load(open(f"{sys.argv[1]}/matmul_{name}.tslpkg"))
     for i, v in enumerate(pkg["kernels"][0]["variants"]):
-        open(f"{sys.argv[2]}/matmul_{dtype}_{i}.ptx", "w").write(v["ptx"])
+        open(f"{sys.argv[2]}/matmul_{name}_{i}.{v['arch']}.ptx", "w").write(v["ptx"])
 PY
       ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
       for ptx in "$out"/matmul-ptx/*.ptx; do
-        echo "$(basename "$ptx"): $("$ptxas" -arch=sm_90 -v "$ptx" -o /dev/null 2>&1 | grep -E 'registers|spill' | tr '\n' ' ')"
+        arch=${ptx%.ptx}; arch=${arch##*.}
+        echo "$(basename "$ptx"): $("$ptxas" -arch=$arch -v "$ptx" -o /dev/null 2>&1 | grep -E 'registers|spill|wgmma' | tr '\n' ' ')"
       done | tee "$out/matmul-resources.txt"
       ;;
     launch)

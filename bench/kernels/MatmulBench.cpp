@@ -38,6 +38,8 @@ int runMatmul(int argc, char **argv) {
   FlagParser flags("tessel-bench matmul",
                    "C = A B: Tessel's matmul and torch.matmul (cuBLAS), in TFLOP/s");
   flags.add("packages", "DIR", "folder with matmul_<dtype>.tslpkg", packages);
+  std::string suffix;
+  flags.add("suffix", "S", "load matmul_<dtype><S>.tslpkg (e.g. _sm90a: the wgmma build)", suffix);
   flags.addList("dtype", "LIST", "bf16, f16, f32 (f32 runs as tf32 on both sides)", dtypes);
   flags.addList("sizes", "LIST", "square sizes M = N = K", sizes);
   flags.addSwitch("no-skinny", "skip the skinny shape M=16384, N=1024, K=4096", noSkinny);
@@ -71,7 +73,7 @@ int runMatmul(int argc, char **argv) {
                  : dtypeName == "bf16" ? torch::kBFloat16
                  : dtypeName == "f16"  ? torch::kFloat16
                                        : throw std::invalid_argument("unknown dtype " + dtypeName);
-    Package package = Package::load(packages + "/matmul_" + dtypeName + ".tslpkg");
+    Package package = Package::load(packages + "/matmul_" + dtypeName + suffix + ".tslpkg");
     Kernel kernel = Kernel::load(package, "matmul");
     for (Shape shape : shapes) {
       auto options = torch::TensorOptions().dtype(dtype).device(torch::kCUDA);

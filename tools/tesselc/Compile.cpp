@@ -178,6 +178,8 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
     llvm::raw_string_ostream os(out.tesselIR);
     (*module)->print(os, mlir::OpPrintingFlags().enableDebugInfo());
   }
+  // The target decides which tensor-core instructions the lowering may use (wgmma: sm_90a).
+  (*module)->setAttr("tessel.arch", mlir::StringAttr::get(&context_, opts_.arch));
   mlir::PassManager pm(&context_);
   mlir::tessel::buildTesselToLLVMPipeline(pm, mlir::tessel::LoweringOptions{spec.numWarps});
   if (mlir::failed(pm.run(*module))) {

@@ -5,7 +5,7 @@
 // C must stay untouched. Error is ||out - ref|| / ||ref|| against a float64 reference
 // computed from the same (rounded) inputs; NaN never passes. Packages (kernels/CMakeLists):
 // matmul_<dtype> (f32 through tf32), matmul_f32_ieee, matmul_bf16_relu, matmul_bf16_tt
-// (A and B column-major).
+// (A and B column-major), matmul_{bf16,f16}_sm90a (wgmma where the configuration allows).
 //
 //===----------------------------------------------------------------------===//
 #include "test/gpu/GpuArrays.h"
@@ -190,7 +190,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Mode{"matmul_bf16", Storage::BF16, 1e-2},
                       Mode{"matmul_f16", Storage::F16, 3e-3},
                       Mode{"matmul_bf16_relu", Storage::BF16, 1e-2, /*relu=*/true},
-                      Mode{"matmul_bf16_tt", Storage::BF16, 1e-2, false, /*transposed=*/true}),
+                      Mode{"matmul_bf16_tt", Storage::BF16, 1e-2, false, /*transposed=*/true},
+                      Mode{"matmul_bf16_sm90a", Storage::BF16, 1e-2},
+                      Mode{"matmul_f16_sm90a", Storage::F16, 3e-3}),
     [](const ::testing::TestParamInfo<Mode> &info) { return std::string(info.param.package); });
 
 } // namespace

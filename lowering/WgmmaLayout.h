@@ -1,0 +1,55 @@
+//===- WgmmaLayout.h - Hopper warpgroup MMA: when, and where operands live -===//
+//
+// On sm_90a a dot whose operands the software pipeliner put in shared memory can run
+// on `wgmma.mma_async` (four warps, a warpgroup, per 64-row instruction, operands read
+// from shared memory through descriptors). Conditions: f16/bf16 operands, K = 64 per
+// dot (a row of A is one 128-byte swizzle row), N in {64, 128, 256}, num_warps a
+// multiple of 4, M a multiple of 16 * num_warps.
+//
+// Accumulator: the blocked layout sizePerThread = [1, 2], threadsPerWarp = [8, 4],
+// warpsPerCTA = [num_warps, 1], order = [1, 0] (as for mma.sync, all warps along M).
+// Warp w holds rows r * 8W + 8w + lane/4 for repetitions r = 0 .. R-1 (R = M / 8W);
+// wgmma gives warp w%4 of warpgroup g rows 16(w%4) + lane/4 + 8h of a 64-row
+// instruction. Pairing repetitions (r = 2i + h) with instructions i makes the two agree
+// once A's rows are permuted in shared memory (the copy does it for free):
+//   tile row t -> shared row 32R*g + 64*(r/2) + 16*(w%4) + 8*(r%2) + t%8,
+//   r = t / 8W, w = (t / 8) % W, g = w / 4.
+// Shared layouts (128-byte swizzle, 16-byte chunk c of a 128-byte row s stored at chunk
+// c ^ (s % 8)):
+//   A (K-major, 64 x 2 bytes per row): row s at s * 128; 8-row groups 1024 bytes apart.
+//   B (N-major): 64-column x 8-row atoms of 1024 bytes, k-groups of 8 rows 1024 bytes
+//   apart, 64-column blocks K * 128 bytes apart.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_LOWERING_WGMMALAYOUT_H
+#define TESSEL_LOWERING_WGMMALAYOUT_H
+
+#include "dialect/Layout.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tessel {
+
+/// Attribute on a tessel.local_alloc that a wgmma dot reads: "a" or "b".
+inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
+
+/// True when `dot` can run on wgmma with `numWarps` warps for `arch`.
+bool canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch);
+
+/// The accumulator layout of a wgmma dot.
+BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarps);
+
+/// The tessel.local_alloc a shared tile comes from (through local_index), or null.
+LocalAllocOp getSharedAlloc(Value shared);
+
+/// "a", "b" or "" for a shared tile's buffer.
+StringRef getWgmmaOperand(Value shared);
+
+/// Byte offset (i32) in a wgmma operand's tile of element (row, col) of the tile.
+/// `numWarps` matters for A (its row permutation).
+Value getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand, Value row, Value col,
+                           int64_t rows, int64_t cols, unsigned numWarps, unsigned elementBytes);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_LOWERING_WGMMALAYOUT_H
