@@ -2,6 +2,7 @@
 #include "dialect/Layout.h"
 #include "lowering/Passes.h"
 #include "lowering/TileToLLVMUtils.h"
+#include "lowering/WgmmaLayout.h"
 
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELALLOCATESHAREDMEMORY
@@ -32,10 +33,11 @@ struct TesselAllocateSharedMemoryPass
     // go, so they follow the scratch; 128-byte aligned (bank-conflict-free rows).
     module.walk([&](LocalAllocOp alloc) {
       // wgmma's 128-byte swizzle repeats every 1024 bytes, from a 1024-aligned address.
-      int64_t align = alloc->hasAttr("tessel.wgmma_operand") ? 1024 : 128;
+      bool wgmmaLayout = alloc->hasAttr(kWgmmaOperandAttr);
+      int64_t align = wgmmaLayout ? 1024 : 128;
       bytes = (bytes + align - 1) / align * align;
       alloc.setOffset(bytes);
-      bytes += (alloc.getType().getSizeInBytes() + 127) / 128 * 128;
+      bytes += (getSharedBytes(alloc.getType(), wgmmaLayout) + 127) / 128 * 128;
     });
     bytes = (bytes + 15) / 16 * 16;
     module->setAttr("tessel.shared",

@@ -388,7 +388,9 @@ struct LocalIndexLowering : OpConversionPattern<LocalIndexOp> {
   LogicalResult matchAndRewrite(LocalIndexOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value tileBytes = createI32(rewriter, loc, op.getResult().getType().getSizeInBytes());
+    bool wgmmaLayout = !getWgmmaOperand(op.getSrc()).empty();
+    Value tileBytes =
+        createI32(rewriter, loc, getSharedBytes(op.getResult().getType(), wgmmaLayout));
     Value offset = arith::MulIOp::create(rewriter, loc, adaptor.getIndex(), tileBytes);
     rewriter.replaceOp(op, byteOffset(rewriter, loc, adaptor.getSrc(), offset));
     return success();

@@ -32,6 +32,15 @@ LocalAllocOp mlir::tessel::getSharedAlloc(Value shared) {
   return shared.getDefiningOp<LocalAllocOp>();
 }
 
+int64_t mlir::tessel::getSharedBytes(SharedType type, bool wgmmaLayout) {
+  if (!wgmmaLayout)
+    return type.getSizeInBytes();
+  int64_t elements = 1;
+  for (int64_t dim : type.getShape())
+    elements *= dim;
+  return elements * (type.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
 StringRef mlir::tessel::getWgmmaOperand(Value shared) {
   LocalAllocOp alloc = getSharedAlloc(shared);
   if (!alloc)

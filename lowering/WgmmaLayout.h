@@ -45,6 +45,10 @@ LocalAllocOp getSharedAlloc(Value shared);
 /// "a", "b" or "" for a shared tile's buffer.
 StringRef getWgmmaOperand(Value shared);
 
+/// Bytes `type` (a tile or a stack of tiles) takes in the layout of the buffer it lives
+/// in: wgmma's swizzled layout has no padding.
+int64_t getSharedBytes(SharedType type, bool wgmmaLayout);
+
 /// Byte offset (i32) in a wgmma operand's tile of element (row, col) of the tile.
 /// `numWarps` matters for A (its row permutation).
 Value getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand, Value row, Value col,
