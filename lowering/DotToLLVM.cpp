@@ -49,10 +49,6 @@ struct Staging {
   }
 };
 
-Value byteAddress(OpBuilder &b, Location loc, Value base, Value byteOffset) {
-  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{byteOffset});
-}
-
 Value add(OpBuilder &b, Location loc, Value x, int64_t c) {
   if (c == 0)
     return x;
@@ -63,14 +59,14 @@ Value mul(OpBuilder &b, Location loc, Value x, int64_t c) {
   return arith::MulIOp::create(b, loc, x, createI32(b, loc, c));
 }
 
-/// Rounds an f32 to tf32 (round to nearest, ties away), as its i32 bit pattern.
+/// Rounds an f32 (or its bits in an i32, as cp.async leaves operands in shared memory) to
+/// tf32, round to nearest, ties away; the result has the operand's type.
 Value roundToTF32(OpBuilder &b, Location loc, Value value) {
-  auto inlineAsm = LLVM::InlineAsmOp::create(
-      b, loc, b.getI32Type(), ValueRange{value}, b.getStringAttr("cvt.rna.tf32.f32 $0, $1;"),
-      b.getStringAttr("=r,f"), /*has_side_effects=*/UnitAttr(), /*is_align_stack=*/UnitAttr(),
-      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
-  return LLVM::BitcastOp::create(b, loc, b.getF32Type(), inlineAsm.getResult(0));
+  bool bits = value.getType().isInteger(32);
+  Value rounded = createInlinePtx(b, loc, b.getI32Type(), value, "cvt.rna.tf32.f32 $0, $1;",
+                                  bits ? "=r,r" : "=r,f", /*sideEffects=*/false)
+                      .getResult(0);
+  return bits ? rounded : LLVM::BitcastOp::create(b, loc, b.getF32Type(), rounded).getResult();
 }
 
 /// Writes a thread's registers of a tile to shared memory (row-major, `stride` elements
@@ -91,7 +87,7 @@ void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType typ
   for (unsigned i = 0, e = regs.size(); i < e; i += run) {
     Value index = add(b, loc, mul(b, loc, coords[i][0], stride), 0);
     index = arith::AddIOp::create(b, loc, index, coords[i][1]);
-    Value address = byteAddress(b, loc, base, mul(b, loc, index, elementBytes));
+    Value address = byteOffset(b, loc, base, mul(b, loc, index, elementBytes));
     auto value = [&](unsigned j) {
       Value v = regs[i + j];
       return toTF32 ? roundToTF32(b, loc, v) : v;
@@ -123,17 +119,6 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, Value address, unsigned 
   for (unsigned i = 0; i < num; ++i)
     regs.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
   return regs;
-}
-
-/// Rounds the f32 bits in an i32 register to tf32 (for operands that reached shared
-/// memory by cp.async, unrounded).
-Value roundBitsToTF32(OpBuilder &b, Location loc, Value bits) {
-  auto inlineAsm = LLVM::InlineAsmOp::create(
-      b, loc, b.getI32Type(), ValueRange{bits}, b.getStringAttr("cvt.rna.tf32.f32 $0, $1;"),
-      b.getStringAttr("=r,r"), /*has_side_effects=*/UnitAttr(), /*is_align_stack=*/UnitAttr(),
-      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
-  return inlineAsm.getResult(0);
 }
 
 /// The mma.sync K loop; `acc` holds the accumulator registers (updated in place).
@@ -208,17 +193,17 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     SmallVector<SmallVector<Value>> aFrags;
     for (unsigned p = 0; p < pairsM; ++p) {
       int64_t offset = (int64_t(p) * 16 * wm * staging.aStride + kk) * bytes;
-      Value address = byteAddress(b, loc, aBase, add(b, loc, aLane, offset));
+      Value address = byteOffset(b, loc, aBase, add(b, loc, aLane, offset));
       SmallVector<Value> frag;
       for (Value reg : ldmatrix(b, loc, address, 4, /*transpose=*/false))
-        frag.push_back(roundA ? roundBitsToTF32(b, loc, reg) : asOperand(reg));
+        frag.push_back(roundA ? roundToTF32(b, loc, reg) : asOperand(reg));
       aFrags.push_back(frag);
     }
     SmallVector<SmallVector<Value>> bFrags(blocksN);
     if (!tf32) {
       for (unsigned q = 0; q < blocksN; q += bPairs ? 2 : 1) {
         int64_t offset = (kk * staging.bStride + int64_t(q) * 8 * wn) * bytes;
-        Value address = byteAddress(b, loc, bBase, add(b, loc, bLane, offset));
+        Value address = byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
         SmallVector<Value> regs = ldmatrix(b, loc, address, bPairs ? 4 : 2, /*transpose=*/true);
         bFrags[q] = {asOperand(regs[0]), asOperand(regs[1])};
         if (bPairs)
@@ -228,9 +213,9 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
       for (unsigned q = 0; q < blocksN; ++q) {
         for (int64_t half = 0; half < 2; ++half) {
           int64_t offset = ((kk + 4 * half) * staging.bStride + int64_t(q) * 8 * wn) * bytes;
-          Value address = byteAddress(b, loc, bBase, add(b, loc, bLane, offset));
+          Value address = byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
           Value reg = LLVM::LoadOp::create(b, loc, i32, address, 4);
-          bFrags[q].push_back(roundB ? roundBitsToTF32(b, loc, reg) : reg);
+          bFrags[q].push_back(roundB ? roundToTF32(b, loc, reg) : reg);
         }
       }
     }
@@ -253,15 +238,6 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
       }
     }
   }
-}
-
-LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type resultType, ValueRange operands,
-                             StringRef text, StringRef constraints) {
-  return LLVM::InlineAsmOp::create(
-      b, loc, resultType, operands, b.getStringAttr(text), b.getStringAttr(constraints),
-      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
-      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
 }
 
 /// A wgmma shared-memory matrix descriptor: start address, leading and stride byte
@@ -312,7 +288,7 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
                         ", $" + std::to_string(count + 1) + ", p, 1, 1, 0, 1;\n}";
   std::string mmaConstraints = outputs + ",l,l,r" + ties;
 
-  inlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
   SmallVector<SmallVector<unsigned>> registers;
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
     SmallVector<unsigned> regs(count);
@@ -328,19 +304,19 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
                                   wgmmaDescriptor(b, loc, bStart, k * 128, 1024), one};
       for (unsigned r : regs)
         operands.push_back(acc[r]);
-      Value d = inlinePtx(b, loc, accType, operands, mmaText, mmaConstraints).getResult(0);
+      Value d = createInlinePtx(b, loc, accType, operands, mmaText, mmaConstraints).getResult(0);
       for (unsigned i = 0; i < count; ++i)
         acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
     }
     registers.push_back(regs);
   }
-  inlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
+  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
   // The wait passes every accumulator through, in chunks the asm can take.
   for (SmallVector<unsigned> &regs : registers) {
     SmallVector<Value> operands;
     for (unsigned r : regs)
       operands.push_back(acc[r]);
-    Value d = inlinePtx(b, loc, accType, operands, "wgmma.wait_group.sync.aligned 0;",
+    Value d = createInlinePtx(b, loc, accType, operands, "wgmma.wait_group.sync.aligned 0;",
                         outputs + ties)
                   .getResult(0);
     for (unsigned i = 0; i < count; ++i)
@@ -365,7 +341,7 @@ void emitFma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   for (unsigned j = 0; j < cols; ++j)
     colOffset.push_back(mul(b, loc, coords[layout.getRegister({0, j})][1], bytes));
   auto load = [&](Value base, Value offset) -> Value {
-    Value v = LLVM::LoadOp::create(b, loc, elem, byteAddress(b, loc, base, offset), bytes);
+    Value v = LLVM::LoadOp::create(b, loc, elem, byteOffset(b, loc, base, offset), bytes);
     if (!elem.isF32())
       v = LLVM::FPExtOp::create(b, loc, f32, v);
     return v;
@@ -413,7 +389,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
     if (bShared) {
       bBase = adaptor.getB().front();
     } else {
-      bBase = byteAddress(rewriter, loc, scratch,
+      bBase = byteOffset(rewriter, loc, scratch,
                           createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
       stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
                 bBase, staging.bStride, staging.elementBytes, thread, tf32);

@@ -30,13 +30,6 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// The tessel.local_alloc a shared tile comes from (null if unknown).
-Operation *getBuffer(Value shared) {
-  while (auto index = shared.getDefiningOp<LocalIndexOp>())
-    shared = index.getSrc();
-  return shared.getDefiningOp<LocalAllocOp>();
-}
-
 struct HazardState {
   Operation *pendingWait = nullptr; // the wait whose copies others may not see yet
   llvm::SmallPtrSet<Operation *, 4> read;
@@ -65,7 +58,7 @@ void walkOp(Operation *op, HazardState &state) {
     return;
   }
   if (auto copy = dyn_cast<AsyncCopyOp>(op)) {
-    if (state.read.contains(getBuffer(copy.getDst()))) {
+    if (state.read.contains(getSharedAlloc(copy.getDst()))) {
       BarrierOp::create(b, op->getLoc());
       state.clear();
     }
@@ -83,7 +76,7 @@ void walkOp(Operation *op, HazardState &state) {
         BarrierOp::create(b, op->getLoc());
         state.clear();
       }
-      state.read.insert(getBuffer(operand));
+      state.read.insert(getSharedAlloc(operand));
     }
     return;
   }

@@ -132,11 +132,7 @@ SmallVector<Value> emitLoad(OpBuilder &b, Location loc, Value ptr, Value mask,
     resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(w, regType));
   SmallVector<Value> operands{ptr, mask};
   operands.append(otherWords);
-  auto inlineAsm = LLVM::InlineAsmOp::create(
-      b, loc, resultType, operands, b.getStringAttr(asmText), b.getStringAttr(constraints),
-      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
-      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  auto inlineAsm = createInlinePtx(b, loc, resultType, operands, asmText, constraints);
   SmallVector<Value> regs;
   if (w == 1)
     regs.push_back(inlineAsm.getResult(0));
@@ -176,11 +172,7 @@ void emitStore(OpBuilder &b, Location loc, Value ptr, Value mask, ValueRange val
     constraints += std::string(",") + shape.constraint();
   SmallVector<Value> operands{mask, ptr};
   operands.append(words);
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), operands, b.getStringAttr(asmText), b.getStringAttr(constraints),
-      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
-      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  createInlinePtx(b, loc, Type(), operands, asmText, constraints);
 }
 
 /// Elements per access for a tile access (1 for scalars).
@@ -251,10 +243,6 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
   }
   const AxisInfoAnalysis &axisInfo;
 };
-Value byteOffset(OpBuilder &b, Location loc, Value base, Value offset) {
-  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{offset});
-}
-
 struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
   AsyncCopyLowering(const TypeConverter &converter, MLIRContext *ctx,
                     const AxisInfoAnalysis &info)
@@ -358,12 +346,8 @@ struct FenceAsyncSharedLowering : OpConversionPattern<FenceAsyncSharedOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(FenceAsyncSharedOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    LLVM::InlineAsmOp::create(
-        rewriter, op.getLoc(), TypeRange(), ValueRange(),
-        rewriter.getStringAttr("fence.proxy.async.shared::cta;"), rewriter.getStringAttr(""),
-        /*has_side_effects=*/rewriter.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
-        LLVM::TailCallKindAttr::get(rewriter.getContext(), LLVM::TailCallKind::None),
-        LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    createInlinePtx(rewriter, op.getLoc(), Type(), ValueRange(),
+                    "fence.proxy.async.shared::cta;", "");
     rewriter.eraseOp(op);
     return success();
   }

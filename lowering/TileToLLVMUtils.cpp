@@ -115,6 +115,21 @@ Value mlir::tessel::linearize(OpBuilder &b, Location loc, ArrayRef<Value> coords
   return linear;
 }
 
+Value mlir::tessel::byteOffset(OpBuilder &b, Location loc, Value base, Value offset) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{offset});
+}
+
+LLVM::InlineAsmOp mlir::tessel::createInlinePtx(OpBuilder &b, Location loc, Type resultType,
+                                                ValueRange operands, StringRef text,
+                                                StringRef constraints, bool sideEffects) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, resultType ? TypeRange(resultType) : TypeRange(), operands, b.getStringAttr(text),
+      b.getStringAttr(constraints), sideEffects ? b.getUnitAttr() : UnitAttr(),
+      /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+}
+
 Value mlir::tessel::getSharedMemoryBase(OpBuilder &b, Location loc) {
   return LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
                                    kSharedMemoryName);

@@ -5,6 +5,7 @@
 #include "dialect/Layout.h"
 #include "lowering/AxisInfo.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -40,6 +41,15 @@ SmallVector<SmallVector<Value>> getCoordinates(OpBuilder &b, Location loc,
                                                const ThreadIndex &thread);
 /// Row-major linear index of `coords` in a tile of `shape`.
 Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> coords, ArrayRef<int64_t> shape);
+
+/// `base` (any pointer) advanced by `offset` bytes.
+Value byteOffset(OpBuilder &b, Location loc, Value base, Value offset);
+
+/// Inline PTX (AT&T dialect); `resultType` may be null. Pure computations pass
+/// `sideEffects = false` so LLVM may CSE and move them.
+LLVM::InlineAsmOp createInlinePtx(OpBuilder &b, Location loc, Type resultType,
+                                  ValueRange operands, StringRef text, StringRef constraints,
+                                  bool sideEffects = true);
 
 /// Base address (addrspace 3) of the kernel's shared scratch.
 Value getSharedMemoryBase(OpBuilder &b, Location loc);
