@@ -201,18 +201,41 @@ def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
     tensor cores round them to tf32, `"ieee"` keeps full f32 (an FMA loop). It does not
     matter for f16 and bf16 operands. M, N and K are powers of two with K >= 16.
 
+    `async` (set by -tessel-software-pipeline) lets a dot that runs on Hopper's
+    asynchronous `wgmma` only issue its products: the result and the shared operands stay
+    in use until a `tessel.dot_wait` retires it. Other paths are synchronous and ignore it.
+
     ```mlir
     %d = tessel.dot %a, %b, %c {inputPrecision = "tf32"}
         : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
     ```
   }];
   let arguments = (ins Tessel_DotOperand:$a, Tessel_DotOperand:$b, Tessel_Tile:$acc,
-                       DefaultValuedStrAttr<StrAttr, "tf32">:$inputPrecision);
+                       DefaultValuedStrAttr<StrAttr, "tf32">:$inputPrecision,
+                       UnitAttr:$async);
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Tessel_DotWaitOp : Tessel_Op<"dot_wait", [SameOperandsAndResultType]> {
+  let summary = "Retire asynchronous dots until at most `pending` groups are in flight";
+  let description = [{
+    Returns its operand, the result of an `async` dot (or a value carried from one), once
+    all but the newest `pending` asynchronous dot groups of this thread have completed:
+    `wgmma.wait_group pending` on sm_90a, nothing elsewhere. Until then the operand's
+    registers and the dot's shared operands are still in use by the tensor cores.
+
+    ```mlir
+    %d = tessel.dot %a, %b, %acc {async} : !tessel.shared<128x64xbf16>, !tessel.shared<64x128xbf16> -> tensor<128x128xf32>
+    %r = tessel.dot_wait %d {pending = 1 : i32} : tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins Tessel_Tile:$src, ConfinedAttr<I32Attr, [IntMinValue<0>]>:$pending);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($result)";
 }
 
 def Tessel_TransOp : Tessel_Op<"trans", [Pure]> {

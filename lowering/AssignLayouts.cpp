@@ -148,6 +148,8 @@ struct TesselAssignLayoutsPass
         // are staged through shared memory by the lowering.
         groups.unite(dot.getAcc(), dot.getResult());
         dots.push_back(dot);
+      } else if (auto wait = dyn_cast<DotWaitOp>(op)) {
+        groups.unite(wait.getSrc(), wait.getResult());
       } else if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
         wishes.push_back({expand.getSrc(), expand.getResult(), unsigned(expand.getAxis()), op});
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {

@@ -253,9 +253,30 @@ Value wgmmaDescriptor(OpBuilder &b, Location loc, Value address, int64_t leading
   return arith::OrIOp::create(b, loc, start, constant);
 }
 
+/// `wgmma.wait_group pending`: takes and returns the accumulator registers `regs` (in
+/// chunks the asm can take), so nothing reads them before the wait.
+void waitForWgmma(OpBuilder &b, Location loc, unsigned pending, SmallVectorImpl<Value> &regs) {
+  constexpr unsigned kChunk = 128;
+  std::string text = "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
+  for (unsigned start = 0, e = regs.size(); start < e; start += kChunk) {
+    unsigned count = std::min(kChunk, e - start);
+    std::string constraints;
+    for (unsigned i = 0; i < count; ++i)
+      constraints += std::string(i ? ",=f" : "=f");
+    for (unsigned i = 0; i < count; ++i)
+      constraints += "," + std::to_string(i);
+    auto type = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+    ValueRange chunk = ValueRange(regs).slice(start, count);
+    Value d = createInlinePtx(b, loc, type, chunk, text, constraints).getResult(0);
+    for (unsigned i = 0; i < count; ++i)
+      regs[start + i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  }
+}
+
 /// The wgmma K loop (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
-/// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and a
-/// wait for all; the wait takes and returns the accumulators, so nothing reads them early.
+/// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and, for
+/// a synchronous dot, a wait for all (an `async` dot leaves that to tessel.dot_wait).
 void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, Value aBase,
                Value bBase, const ThreadIndex &thread, SmallVectorImpl<Value> &acc) {
   auto aType = cast<SharedType>(op.getA().getType());
@@ -289,7 +310,6 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
   std::string mmaConstraints = outputs + ",l,l,r" + ties;
 
   createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
-  SmallVector<SmallVector<unsigned>> registers;
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
     SmallVector<unsigned> regs(count);
     for (unsigned c = 0; c < n / 8; ++c)
@@ -308,20 +328,10 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
       for (unsigned i = 0; i < count; ++i)
         acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
     }
-    registers.push_back(regs);
   }
   createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
-  // The wait passes every accumulator through, in chunks the asm can take.
-  for (SmallVector<unsigned> &regs : registers) {
-    SmallVector<Value> operands;
-    for (unsigned r : regs)
-      operands.push_back(acc[r]);
-    Value d = createInlinePtx(b, loc, accType, operands, "wgmma.wait_group.sync.aligned 0;",
-                        outputs + ties)
-                  .getResult(0);
-    for (unsigned i = 0; i < count; ++i)
-      acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
-  }
+  if (!op.getAsync())
+    waitForWgmma(b, loc, 0, acc);
 }
 
 /// The FMA loop for any accumulator layout; exact f32 products.
@@ -412,11 +422,27 @@ struct DotLowering : OpConversionPattern<DotOp> {
     return success();
   }
 };
+/// tessel.dot_wait: wgmma.wait_group on sm_90a (the only target with asynchronous dots);
+/// elsewhere the registers pass through unchanged.
+struct DotWaitLowering : OpConversionPattern<DotWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(DotWaitOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> regs(adaptor.getSrc().begin(), adaptor.getSrc().end());
+    auto module = op->getParentOfType<ModuleOp>();
+    auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
+    if (arch && arch.getValue() == "sm_90a")
+      waitForWgmma(rewriter, op.getLoc(), op.getPending(), regs);
+    rewriter.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
 } // namespace
 
 int64_t mlir::tessel::getDotScratchBytes(DotOp dot) { return Staging(dot).totalBytes; }
 
 void mlir::tessel::populateDotToLLVMPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
-  patterns.add<DotLowering>(converter, patterns.getContext());
+  patterns.add<DotLowering, DotWaitLowering>(converter, patterns.getContext());
 }

@@ -4,12 +4,12 @@
 //   scf.for %iv = %lb to %ub step %c {
 //     %a = tessel.load %pa(%iv), %ma(%iv)      // only use: the dot
 //     %d = tessel.dot %a, ...
-// into
+// into (D = S-1 iterations copied ahead)
 //   %ring = tessel.local_alloc : !tessel.shared<S x M x K x T>
-//   copies of iterations 0 .. S-2 into slots 0 .. S-2, one commit group each
-//   scf.for %iv ... iter_args(..., %read = 0, %write = S-1) {
-//     tessel.async_wait {pending = S-2}          // iteration %iv's copies have landed
-//     copy iteration %iv + (S-1)*%c into slot %write; commit
+//   copies of iterations 0 .. D-1 into slots 0 .. D-1, one commit group each
+//   scf.for %iv ... iter_args(..., %read = 0, %write = D) {
+//     tessel.async_wait {pending = D-1}          // iteration %iv's copies have landed
+//     copy iteration %iv + D*%c into slot %write; commit
 //     %a = tessel.local_index %ring[%read]
 //     %d = tessel.dot %a, ...
 //   }
@@ -18,8 +18,16 @@
 // only %iv and loop invariants) is cloned for the iteration being copied; the copy is
 // masked with `iteration < %ub` so copies past the end do nothing but zero-fill.
 //
+// A dot that will run on sm_90a's wgmma (both operands pipelined, S >= 3, the
+// accumulator only carried from one iteration's dot to the next) becomes `async` and
+// stays in flight while the next iteration issues its own: `tessel.dot_wait {pending = 1}`
+// after it, `{pending = 0}` after the loop. Its slot is still being read during the next
+// iteration, so copies run one iteration less ahead (D = S-2): the slot iteration i fills
+// was last read by dot i-2, which every thread retired before iteration i's barrier.
+//
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
+#include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -70,6 +78,35 @@ LogicalResult collectSlice(scf::ForOp loop, Value value, llvm::SetVector<Operati
   return success();
 }
 
+/// Dots of `loop` that may stay in flight across iterations: both operands pipelined,
+/// wgmma-shaped, and the accumulator only carried from this dot to the next iteration's.
+SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsigned numWarps,
+                                 StringRef arch) {
+  SmallVector<DotOp> dots;
+  auto pipelined = [&](Value v) {
+    return llvm::is_contained(loads, v.getDefiningOp<LoadOp>());
+  };
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (DotOp dot : loop.getBody()->getOps<DotOp>()) {
+    if (!pipelined(dot.getA()) || !pipelined(dot.getB()))
+      continue;
+    auto a = cast<RankedTensorType>(dot.getA().getType());
+    auto b = cast<RankedTensorType>(dot.getB().getType());
+    if (!canUseWgmma(a.getElementType(), a.getDimSize(0), b.getDimSize(1), a.getDimSize(1),
+                     numWarps, arch))
+      continue;
+    if (!dot.getResult().hasOneUse() || *dot->user_begin() != yield.getOperation())
+      continue;
+    unsigned position = dot.getResult().use_begin()->getOperandNumber();
+    BlockArgument carried = loop.getRegionIterArgs()[position];
+    if (!carried.hasOneUse() || carried.use_begin()->getOwner() != dot.getOperation() ||
+        dot.getAcc() != carried)
+      continue;
+    dots.push_back(dot);
+  }
+  return dots;
+}
+
 /// Loads of `loop` that can be pipelined (see the pass description).
 SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, llvm::SetVector<Operation *> &slice) {
   SmallVector<LoadOp> loads;
@@ -110,13 +147,19 @@ struct TesselSoftwarePipelinePass
     }
     if (stages < 2)
       return;
+    unsigned numWarps = 0;
+    if (auto attr = module->getAttrOfType<IntegerAttr>("tessel.num_warps"))
+      numWarps = unsigned(attr.getInt());
+    StringRef arch;
+    if (auto attr = module->getAttrOfType<StringAttr>("tessel.arch"))
+      arch = attr.getValue();
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      pipeline(loop, stages);
+      pipeline(loop, stages, numWarps, arch);
   }
 
-  void pipeline(scf::ForOp loop, unsigned stages) {
+  void pipeline(scf::ForOp loop, unsigned stages, unsigned numWarps, StringRef arch) {
     std::optional<int64_t> step = getConstantIntValue(loop.getStep());
     if (!step || *step <= 0)
       return;
@@ -124,6 +167,11 @@ struct TesselSoftwarePipelinePass
     SmallVector<LoadOp> loads = findPipelinableLoads(loop, slice);
     if (loads.empty())
       return;
+    SmallVector<DotOp> asyncDots;
+    if (stages >= 3)
+      asyncDots = findAsyncDots(loop, loads, numWarps, arch);
+    // Iterations copied ahead: one less while a dot may still read last iteration's slot.
+    unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
 
     MLIRContext *ctx = &getContext();
     Location loc = loop.getLoc();
@@ -169,9 +217,9 @@ struct TesselSoftwarePipelinePass
       AsyncCommitOp::create(b, loc);
     };
 
-    // Prologue: iterations 0 .. S-2.
+    // Prologue: iterations 0 .. D-1.
     Value lb = loop.getLowerBound();
-    for (unsigned s = 0; s + 1 < stages; ++s) {
+    for (unsigned s = 0; s < distance; ++s) {
       Value iv = s == 0 ? lb
                         : arith::AddIOp::create(rewriter, loc, lb,
                                                 constant(rewriter, ivType, int64_t(s) * *step))
@@ -180,7 +228,7 @@ struct TesselSoftwarePipelinePass
     }
 
     // The loop carries the slot it reads and the slot it fills.
-    SmallVector<Value> slotInits{constant(rewriter, i32, 0), constant(rewriter, i32, stages - 1)};
+    SmallVector<Value> slotInits{constant(rewriter, i32, 0), constant(rewriter, i32, distance)};
     auto advance = [&](OpBuilder &b, Value slot) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
       Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
@@ -204,9 +252,9 @@ struct TesselSoftwarePipelinePass
     loop = newLoop;
 
     rewriter.setInsertionPointToStart(newLoop.getBody());
-    AsyncWaitOp::create(rewriter, loc, stages - 2);
+    AsyncWaitOp::create(rewriter, loc, distance - 1);
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
-                                        constant(rewriter, ivType, int64_t(stages - 1) * *step));
+                                        constant(rewriter, ivType, int64_t(distance) * *step));
     emitCopies(rewriter, ahead, writeSlot);
 
     for (auto [load, ring] : llvm::zip(loads, rings)) {
@@ -221,6 +269,19 @@ struct TesselSoftwarePipelinePass
     }
     rewriter.setInsertionPointAfter(newLoop);
     AsyncWaitOp::create(rewriter, loc, 0);
+
+    // Async dots: one group stays in flight into the next iteration; all are retired
+    // before the loop's result is read.
+    for (DotOp dot : asyncDots) {
+      dot.setAsync(true);
+      rewriter.setInsertionPointAfter(dot);
+      auto wait = DotWaitOp::create(rewriter, dot.getLoc(), dot.getType(), dot.getResult(), 1);
+      dot.getResult().replaceAllUsesExcept(wait.getResult(), wait);
+      OpResult result = newLoop->getResult(wait->use_begin()->getOperandNumber());
+      rewriter.setInsertionPointAfter(newLoop);
+      auto drained = DotWaitOp::create(rewriter, dot.getLoc(), result.getType(), result, 0);
+      result.replaceAllUsesExcept(drained.getResult(), drained);
+    }
   }
 };
 } // namespace

@@ -7,18 +7,22 @@
 using namespace mlir;
 using namespace mlir::tessel;
 
-bool mlir::tessel::canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
-  if (arch != "sm_90a" || numWarps % 4 != 0)
+bool mlir::tessel::canUseWgmma(Type elementType, int64_t m, int64_t n, int64_t k,
+                               unsigned numWarps, StringRef arch) {
+  if (arch != "sm_90a" || numWarps == 0 || numWarps % 4 != 0)
     return false;
+  if (!elementType.isBF16() && !elementType.isF16())
+    return false;
+  return k == 64 && (n == 64 || n == 128 || n == 256) && m % (16 * numWarps) == 0;
+}
+
+bool mlir::tessel::canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
   auto a = dyn_cast<SharedType>(dot.getA().getType());
   auto b = dyn_cast<SharedType>(dot.getB().getType());
   if (!a || !b)
     return false;
-  Type elem = a.getElementType();
-  if (!elem.isBF16() && !elem.isF16())
-    return false;
-  int64_t m = a.getShape()[0], k = a.getShape()[1], n = b.getShape()[1];
-  return k == 64 && (n == 64 || n == 128 || n == 256) && m % (16 * numWarps) == 0;
+  return canUseWgmma(a.getElementType(), a.getShape()[0], b.getShape()[1], a.getShape()[1],
+                     numWarps, arch);
 }
 
 BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,

@@ -33,7 +33,12 @@ namespace mlir::tessel {
 /// Attribute on a tessel.local_alloc that a wgmma dot reads: "a" or "b".
 inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
 
-/// True when `dot` can run on wgmma with `numWarps` warps for `arch`.
+/// True when a dot of `elementType` operands, MxK by KxN, read from shared memory, can
+/// run on wgmma with `numWarps` warps for `arch`.
+bool canUseWgmma(Type elementType, int64_t m, int64_t n, int64_t k, unsigned numWarps,
+                 StringRef arch);
+
+/// True when `dot` (both operands in shared memory) can run on wgmma.
 bool canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
 /// The accumulator layout of a wgmma dot.

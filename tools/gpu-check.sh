@@ -10,7 +10,9 @@
 #                                                  GPU tests and benchmarks; results in $OUT
 #
 # Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning),
-# matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config).
+# matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config),
+# wgmma (the same for the sm_90a packages only, bf16 and f16: a shorter call).
+# TESSEL_GPU_TARGETS="a b" builds only those targets (default: everything).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
 # The snapshot makes the GPU run reproducible: exactly the commit named in device.txt.
@@ -18,6 +20,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-prepare}
 shift || true
+
+# ptxas's registers, shared memory, spills and wgmma notes for every variant of the
+# matmul packages named (matmul_<name>.tslpkg), into $out/matmul-resources.txt.
+matmul_resources() {
+  mkdir -p "$out/matmul-ptx"
+  python3 - "$carry/kernels" "$out/matmul-ptx" "$@" <<'PY'
+import json, sys
+for name in sys.argv[3:]:
+    pkg = json.load(open(f"{sys.argv[1]}/matmul_{name}.tslpkg"))
+    for i, v in enumerate(pkg["kernels"][0]["variants"]):
+        open(f"{sys.argv[2]}/matmul_{name}_{i}.{v['arch']}.ptx", "w").write(v["ptx"])
+PY
+  local ptxas
+  ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+  for ptx in "$out"/matmul-ptx/*.ptx; do
+    local arch=${ptx%.ptx}; arch=${arch##*.}
+    echo "$(basename "$ptx"): $("$ptxas" -arch="$arch" -v "$ptx" -o /dev/null 2>&1 | grep -E 'registers|spill|wgmma' | tr '\n' ' ')"
+  done | tee "$out/matmul-resources.txt"
+  rm -rf "$out/matmul-ptx" # more files than the results folder should hold
+}
 
 case "$mode" in
 prepare)
@@ -61,7 +83,8 @@ run)
         -DCMAKE_PREFIX_PATH="$torch_prefix" > "$out/configure.log" 2>&1 ||
         { tail -n 40 "$out/configure.log"; exit 1; }
       # Keep going past a broken target so the rest still gets tested; report it.
-      if ninja -C "$build" -k 0 -j"$(nproc)" > "$out/build.log" 2>&1; then
+      # shellcheck disable=SC2086
+      if ninja -C "$build" -k 0 -j"$(nproc)" ${TESSEL_GPU_TARGETS:-} > "$out/build.log" 2>&1; then
         echo "built"
       else
         echo "BUILD FAILED for some targets:"
@@ -87,19 +110,16 @@ run)
       # The sm_90a (wgmma) build, bf16.
       "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16 --json "$out/matmul-sm90a.json" \
         --markdown "$out/matmul-sm90a.md" 2>&1 | tee "$out/matmul-sm90a.txt" || true
-      mkdir -p "$out/matmul-ptx"
-      python3 - "$carry/kernels" "$out/matmul-ptx" <<'PY'
-import json, sys
-for name in ("bf16", "f32", "bf16_sm90a"):
-    pkg = json.load(open(f"{sys.argv[1]}/matmul_{name}.tslpkg"))
-    for i, v in enumerate(pkg["kernels"][0]["variants"]):
-        open(f"{sys.argv[2]}/matmul_{name}_{i}.{v['arch']}.ptx", "w").write(v["ptx"])
-PY
-      ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
-      for ptx in "$out"/matmul-ptx/*.ptx; do
-        arch=${ptx%.ptx}; arch=${arch##*.}
-        echo "$(basename "$ptx"): $("$ptxas" -arch=$arch -v "$ptx" -o /dev/null 2>&1 | grep -E 'registers|spill|wgmma' | tr '\n' ' ')"
-      done | tee "$out/matmul-resources.txt"
+      matmul_resources bf16 f32 bf16_sm90a
+      ;;
+    wgmma)
+      # The sm_90a (wgmma) packages: their GPU tests, the benchmark, ptxas resources.
+      "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*sm90a*' > "$out/matmul-tests.log" 2>&1 || true
+      tail -n 12 "$out/matmul-tests.log"
+      "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f16 --samples 50 \
+        --json "$out/matmul-sm90a.json" --markdown "$out/matmul-sm90a.md" 2>&1 |
+        tee "$out/matmul-sm90a.txt" || true
+      matmul_resources bf16_sm90a
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).

@@ -61,3 +61,11 @@ func.func @trans_shape(%x: tensor<64x32xf16>) {
   %t = tessel.trans %x : tensor<64x32xf16> -> tensor<64x32xf16>
   return
 }
+
+// -----
+
+func.func @negative_pending(%c: tensor<64x64xf32>) {
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  %0 = tessel.dot_wait %c {pending = -1 : i32} : tensor<64x64xf32>
+  return
+}

@@ -17,3 +17,13 @@ func.func @trans(%x: tensor<64x32xf16>) -> tensor<32x64xf16> {
   %t = tessel.trans %x : tensor<64x32xf16> -> tensor<32x64xf16>
   return %t : tensor<32x64xf16>
 }
+
+// An asynchronous dot and the wait that retires it.
+// CHECK-LABEL: func.func @async_dot
+// CHECK: %[[D:.*]] = tessel.dot %{{.*}}, %{{.*}}, %{{.*}} {async} : tensor<64x32xbf16>, tensor<32x128xbf16> -> tensor<64x128xf32>
+// CHECK: tessel.dot_wait %[[D]] {pending = 1 : i32} : tensor<64x128xf32>
+func.func @async_dot(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16>, %c: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %0 = tessel.dot %a, %b, %c {async} : tensor<64x32xbf16>, tensor<32x128xbf16> -> tensor<64x128xf32>
+  %1 = tessel.dot_wait %0 {pending = 1 : i32} : tensor<64x128xf32>
+  return %1 : tensor<64x128xf32>
+}

@@ -77,3 +77,102 @@ func.func @not_pipelined(%pa: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64x
   }
   return %r#0 : tensor<64x64xf32>
 }
+
+// -----
+
+// On sm_90a a wgmma-shaped dot (bf16, K = 64, N = 128, M a multiple of 16 * num_warps)
+// whose accumulator only goes from one iteration's dot to the next becomes async: its
+// group stays in flight during the next iteration (dot_wait pending 1) and is retired
+// after the loop (pending 0). Copies run S-2 = 1 iteration ahead, so the slot being
+// filled is never the one the in-flight dot reads.
+// CHECK-LABEL: func.func @async_wgmma
+// CHECK: tessel.async_commit
+// CHECK-NOT: tessel.async_commit
+// CHECK: scf.for %[[IV:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[READ:.*]] = %c0_i32{{.*}}, %[[WRITE:.*]] = %c1_i32) -> (tensor<128x128xf32>, i32, i32)
+// CHECK-NEXT: tessel.async_wait {pending = 0 : i32}
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[IV]], %c64
+// CHECK: tessel.local_index %{{.*}}[%[[WRITE]]]
+// CHECK: tessel.async_commit
+// CHECK: %[[D:.*]] = tessel.dot %{{.*}}, %{{.*}}, %[[ACC]] {async}
+// CHECK-NEXT: %[[W:.*]] = tessel.dot_wait %[[D]] {pending = 1 : i32} : tensor<128x128xf32>
+// CHECK: scf.yield %[[W]],
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:.*]] = tessel.dot_wait %{{.*}}#0 {pending = 0 : i32} : tensor<128x128xf32>
+// CHECK-NEXT: tessel.async_wait {pending = 0 : i32}
+// CHECK-NEXT: return %[[R]]
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @async_wgmma(%pa: tensor<128x64x!tessel.ptr<bf16>>, %pb: tensor<64x128x!tessel.ptr<bf16>>,
+                       %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %offb = tessel.splat %iv : tensor<64x128xi32>
+    %b = tessel.addptr %pb, %offb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %y = tessel.load %b : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
+
+// -----
+
+// The same dot stays synchronous where something else reads the accumulator inside the
+// loop (its registers would be read while the tensor cores still write them), and for
+// other targets; copies then run S-1 = 2 iterations ahead.
+// CHECK-LABEL: func.func @sync_when_acc_is_read
+// CHECK: iter_args({{.*}}%c2_i32) ->
+// CHECK-NOT: async}
+// CHECK-NOT: tessel.dot_wait
+// CHECK: return
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @sync_when_acc_is_read(%pa: tensor<128x64x!tessel.ptr<bf16>>, %pb: tensor<64x128x!tessel.ptr<bf16>>,
+                                 %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %half = arith.constant dense<0.5> : tensor<128x128xf32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %offb = tessel.splat %iv : tensor<64x128xi32>
+    %b = tessel.addptr %pb, %offb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %y = tessel.load %b : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    %s = arith.mulf %d, %half : tensor<128x128xf32>
+    scf.yield %s : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sync_on_sm90
+// CHECK: iter_args({{.*}}%c2_i32) ->
+// CHECK-NOT: tessel.dot_wait
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
+func.func @sync_on_sm90(%pa: tensor<128x64x!tessel.ptr<bf16>>, %pb: tensor<64x128x!tessel.ptr<bf16>>,
+                        %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %offb = tessel.splat %iv : tensor<64x128xi32>
+    %b = tessel.addptr %pb, %offb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %y = tessel.load %b : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
