@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <sstream>
 
 using namespace tessel;
 using namespace tessel::bench;
@@ -43,6 +44,8 @@ int runMatmul(int argc, char **argv) {
   flags.addList("dtype", "LIST", "bf16, f16, f32 (f32 runs as tf32 on both sides)", dtypes);
   flags.addList("sizes", "LIST", "square sizes M = N = K", sizes);
   flags.addSwitch("no-skinny", "skip the skinny shape M=16384, N=1024, K=4096", noSkinny);
+  std::vector<std::string> extraShapes;
+  flags.addList("shapes", "LIST", "more shapes, each MxNxK (e.g. 4096x4096x8192)", extraShapes);
   flags.add("warmup", "N", "untimed launches first", warmup);
   flags.add("samples", "N", "timed launches of the chosen config and of torch (median)", samples);
   flags.add("tune-samples", "N", "timed launches per config when choosing", tuneSamples);
@@ -50,6 +53,23 @@ int runMatmul(int argc, char **argv) {
   flags.add("markdown", "FILE", "write the table as markdown", markdown);
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
+
+  std::vector<Shape> shapes;
+  for (int64_t s : sizes)
+    shapes.push_back({s, s, s});
+  if (!noSkinny)
+    shapes.push_back({16384, 1024, 4096});
+  for (const std::string &text : extraShapes) {
+    Shape shape{};
+    char x1 = 0, x2 = 0;
+    std::istringstream in(text);
+    if (!(in >> shape.m >> x1 >> shape.n >> x2 >> shape.k) || x1 != 'x' || x2 != 'x' ||
+        !in.eof() || shape.m <= 0 || shape.n <= 0 || shape.k <= 0) {
+      std::cerr << "tessel-bench matmul: --shapes: '" << text << "' is not MxNxK\n";
+      return 2;
+    }
+    shapes.push_back(shape);
+  }
 
   if (!torch::cuda::is_available() || !Driver::isAvailable()) {
     std::cerr << "tessel-bench matmul: needs a GPU\n";
@@ -60,12 +80,6 @@ int runMatmul(int argc, char **argv) {
   driver.ensureCurrent(0);
   const DeviceInfo &device = driver.deviceInfo(0);
   at::globalContext().setFloat32MatmulPrecision("high"); // cuBLAS f32 matmul on tf32
-
-  std::vector<Shape> shapes;
-  for (int64_t s : sizes)
-    shapes.push_back({s, s, s});
-  if (!noSkinny)
-    shapes.push_back({16384, 1024, 4096});
 
   std::vector<Record> records;
   for (const std::string &dtypeName : dtypes) {
