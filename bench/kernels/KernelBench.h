@@ -50,6 +50,25 @@ double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
   return times[times.size() / 2];
 }
 
+/// Medians (ms) of `a` and `b` timed in alternating rounds of `perRound` launches each
+/// (after `warmup` untimed launches of both), `samples` launches in all per side: clock and
+/// temperature drift during the run then weighs on both sides alike.
+template <typename FnA, typename FnB>
+std::pair<double, double> interleavedMediansMs(Driver &driver, int64_t warmup, int64_t samples,
+                                               int64_t perRound, FnA a, FnB b) {
+  std::vector<double> timesA, timesB;
+  for (int64_t done = 0; done < samples; done += perRound) {
+    int64_t n = std::min(perRound, samples - done);
+    timesA.push_back(medianMs(driver, done == 0 ? warmup : 1, n, a));
+    timesB.push_back(medianMs(driver, done == 0 ? warmup : 1, n, b));
+  }
+  auto median = [](std::vector<double> &v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(timesA), median(timesB)};
+}
+
 /// A constexpr of a package variant (0 when absent).
 inline int64_t constexprOf(const Variant &variant, const char *key) {
   for (auto &[name, value] : variant.constexprs)

@@ -3,7 +3,8 @@
 // C = A B for bf16 and f32 (through tf32 on both sides), TFLOP/s = 2MNK / time. Each
 // configuration of the package is timed briefly on the real shape, the fastest is timed
 // again with the full sample count, next to torch::matmul on the same tensors, in one
-// process on the same stream. The relative error of Tessel's C against torch's is
+// process on the same stream, in alternating rounds of 5 launches (the median of the
+// rounds' medians on each side), so that clock drift does not favour either. The relative error of Tessel's C against torch's is
 // reported beside the timing.
 //
 //===----------------------------------------------------------------------===//
@@ -122,9 +123,10 @@ int runMatmul(int argc, char **argv) {
         std::cerr << "no matmul configuration ran\n";
         return 1;
       }
-      double tesselMs = medianMs(driver, warmup, samples, [&] { launch(best); });
       torch::Tensor reference;
-      double torchMs = medianMs(driver, warmup, samples, [&] { reference = torch::matmul(a, b); });
+      auto [tesselMs, torchMs] = interleavedMediansMs(
+          driver, warmup, samples, 5, [&] { launch(best); },
+          [&] { reference = torch::matmul(a, b); });
       launch(best);
       torch::Tensor diff = c.to(torch::kFloat64) - reference.to(torch::kFloat64);
       double relError = (diff.norm() / reference.to(torch::kFloat64).norm()).item<double>();
