@@ -222,6 +222,104 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
   const AxisInfoAnalysis &axisInfo;
 };
 
+/// Lanes whose runs are adjacent in memory can trade elements so that each stores one
+/// wide run (Triton's epilogues go through shared memory for this; here shuffles do it).
+/// A group of g lanes (consecutive along the fastest dimension, the low lane-id bits)
+/// holds, for each of its registers' chunks c, g runs of `spt` elements that are adjacent
+/// in memory. In a block of g consecutive chunks, lane u takes chunk (block + u) from
+/// every lane of the group: a g x g transpose done in g-1 `shfl.bfly` rounds. Returns the
+/// group size g (1 when the layout or the pointer's contiguity, alignment or mask do
+/// not allow it).
+unsigned gatherGroup(const AxisInfoAnalysis &axisInfo, StoreOp op, unsigned vector) {
+  auto tile = dyn_cast<RankedTensorType>(op.getPtr().getType());
+  if (!tile)
+    return 1;
+  TileLayout layout = *TileLayout::get(tile);
+  unsigned fast = layout.getOrder().front(), r = layout.getRootDim(fast);
+  unsigned spt = layout.getRoot().getSizePerThread()[r];
+  unsigned tpw = layout.getRoot().getThreadsPerWarp()[r];
+  unsigned elementBits = getElementTypeOrSelf(op.getValue().getType()).getIntOrFloatBitWidth();
+  if (vector != spt || layout.getLaneStride(r) != 1 || layout.wraps(fast) ||
+      (spt * elementBits) % 32 != 0)
+    return 1;
+  unsigned wide = getAccessVectorWidth(axisInfo, op.getPtr(), op.getMask(), fast,
+                                       128 / elementBits, elementBits / 8);
+  unsigned g = std::min(wide / spt, tpw);
+  unsigned chunks = layout.getRegistersAlong(fast) / spt;
+  if (g < 2 || chunks % g != 0)
+    return 1;
+  return g;
+}
+
+/// The gathered store (see gatherGroup): per block of g chunks, the transpose, then one
+/// access of g * spt elements from lane u's chunk (block + u), moved back to the run's
+/// start (u * spt elements earlier, where lane 0 of the group has its elements).
+void emitGatheredStores(OpBuilder &b, Location loc, StoreOp op, ValueRange ptrs,
+                        ValueRange masks, ValueRange values, unsigned g) {
+  TileLayout layout = *TileLayout::get(cast<RankedTensorType>(op.getPtr().getType()));
+  unsigned fast = layout.getOrder().front();
+  unsigned spt = layout.getRoot().getSizePerThread()[layout.getRootDim(fast)];
+  Type elementType = values.front().getType();
+  unsigned elementBits = elementType.getIntOrFloatBitWidth();
+  AccessShape chunkShape(spt, elementBits); // a chunk as 32-bit words
+  Value u = arith::AndIOp::create(b, loc, getThreadIndex(b, loc).lane, createI32(b, loc, g - 1));
+  SmallVector<Value> isLane; // u == k
+  for (unsigned k = 0; k < g; ++k)
+    isLane.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, u, createI32(b, loc, k)));
+  // Picks choices[u ^ t] (t = 0: choices[u]).
+  auto pick = [&](ArrayRef<Value> choices, unsigned t) {
+    Value v = choices[t];
+    for (unsigned k = 1; k < g; ++k)
+      v = arith::SelectOp::create(b, loc, isLane[k], choices[k ^ t], v);
+    return v;
+  };
+  for (unsigned reg = 0, e = values.size(); reg < e; ++reg) {
+    SmallVector<unsigned> index = layout.getRegisterIndex(reg);
+    if (index[fast] % (g * spt) != 0)
+      continue;
+    // in[k]: the words of chunk k of this block; regs[k]: its first register.
+    SmallVector<SmallVector<Value>> in;
+    SmallVector<Value> chunkPtrs(g), chunkMasks(masks.empty() ? 0 : g);
+    for (unsigned k = 0; k < g; ++k) {
+      SmallVector<unsigned> at = index;
+      at[fast] += k * spt;
+      unsigned first = layout.getRegister(at);
+      SmallVector<Value> elements;
+      for (unsigned i = 0; i < spt; ++i) {
+        SmallVector<unsigned> element = at;
+        element[fast] += i;
+        elements.push_back(values[layout.getRegister(element)]);
+      }
+      in.push_back(packWords(b, loc, elements, chunkShape));
+      chunkPtrs[k] = ptrs[first];
+      if (!masks.empty())
+        chunkMasks[k] = masks[first];
+    }
+    // out[p]: lane p's part of chunk u; the round with t = u ^ p brings it.
+    SmallVector<SmallVector<Value>> out = in;
+    for (unsigned t = 1; t < g; ++t) {
+      for (unsigned w = 0; w < chunkShape.words; ++w) {
+        SmallVector<Value> column;
+        for (unsigned k = 0; k < g; ++k)
+          column.push_back(in[k][w]);
+        Value received = shuffleXor(b, loc, pick(column, t), t);
+        for (unsigned p = 0; p < g; ++p) {
+          // Lane u keeps `received` as out[u ^ t]: for p, when u == p ^ t.
+          out[p][w] = arith::SelectOp::create(b, loc, isLane[p ^ t], received, out[p][w]);
+        }
+      }
+    }
+    SmallVector<Value> elements;
+    for (unsigned p = 0; p < g; ++p)
+      elements.append(unpackWords(b, loc, out[p], elementType, chunkShape));
+    Value ptr = pick(chunkPtrs, 0);
+    Value back = arith::MulIOp::create(b, loc, u, createI32(b, loc, -int64_t(spt)));
+    ptr = LLVM::GEPOp::create(b, loc, ptr.getType(), elementType, ptr, ValueRange{back});
+    Value mask = chunkMasks.empty() ? Value() : pick(chunkMasks, 0);
+    emitStore(b, loc, ptr, mask, elements, g * spt);
+  }
+}
+
 struct StoreLowering : OpConversionPattern<StoreOp> {
   StoreLowering(const TypeConverter &converter, MLIRContext *ctx, const AxisInfoAnalysis &info)
       : OpConversionPattern(converter, ctx), axisInfo(info) {}
@@ -235,6 +333,11 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     ValueRange ptrs = adaptor.getPtr();
     ValueRange values = adaptor.getValue();
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
+    if (unsigned g = gatherGroup(axisInfo, op, vector); g > 1) {
+      emitGatheredStores(rewriter, op.getLoc(), op, ptrs, masks, values, g);
+      rewriter.eraseOp(op);
+      return success();
+    }
     for (unsigned i = 0, e = ptrs.size(); i < e; i += vector)
       emitStore(rewriter, op.getLoc(), ptrs[i], masks.empty() ? Value() : masks[i],
                 values.slice(i, vector), vector);
