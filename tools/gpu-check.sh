@@ -11,7 +11,8 @@
 #
 # Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning),
 # matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config),
-# wgmma (the same for the sm_90a packages only, bf16 and f16: a shorter call).
+# wgmma (the same for the sm_90a packages only, bf16 and f16: a shorter call),
+# ceilings (hardware ceilings the targets are judged against: mma.sync's peak).
 # TESSEL_GPU_TARGETS="a b" builds only those targets (default: everything).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
@@ -120,6 +121,11 @@ run)
         --json "$out/matmul-sm90a.json" --markdown "$out/matmul-sm90a.md" 2>&1 |
         tee "$out/matmul-sm90a.txt" || true
       matmul_resources bf16_sm90a
+      ;;
+    ceilings)
+      nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+      "$nvcc" -O3 -arch=sm_90 bench/ceilings/mma_sync_peak.cu -o "$build/mma_sync_peak" &&
+        "$build/mma_sync_peak" | tee "$out/mma-sync-peak.txt"
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).
