@@ -36,7 +36,7 @@ int runMatmul(int argc, char **argv) {
   int64_t warmup = 5, samples = 30, tuneSamples = 5;
   std::vector<std::string> dtypes = {"bf16", "f32"};
   std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
-  bool noSkinny = false;
+  bool noSkinny = false, verbose = false;
   FlagParser flags("tessel-bench matmul",
                    "C = A B: Tessel's matmul and torch.matmul (cuBLAS), in TFLOP/s");
   flags.add("packages", "DIR", "folder with matmul_<dtype>.tslpkg", packages);
@@ -47,6 +47,7 @@ int runMatmul(int argc, char **argv) {
   flags.addSwitch("no-skinny", "skip the skinny shape M=16384, N=1024, K=4096", noSkinny);
   std::vector<std::string> extraShapes;
   flags.addList("shapes", "LIST", "more shapes, each MxNxK (e.g. 4096x4096x8192)", extraShapes);
+  flags.addSwitch("verbose", "print every configuration's tuning time", verbose);
   flags.add("warmup", "N", "untimed launches first", warmup);
   flags.add("samples", "N", "timed launches of the chosen config and of torch (median)", samples);
   flags.add("tune-samples", "N", "timed launches per config when choosing", tuneSamples);
@@ -110,6 +111,11 @@ int runMatmul(int argc, char **argv) {
       for (int config = 0; config < kernel.configCount(); ++config) {
         try {
           double ms = medianMs(driver, 1, tuneSamples, [&] { launch(config); });
+          if (verbose)
+            std::cerr << "  " << dtypeName << " " << shape.m << "x" << shape.n << "x" << shape.k
+                      << " config " << config << " (" << kernel.info().describeConfig(config)
+                      << "): " << ms << " ms, "
+                      << 2.0 * shape.m * shape.n * shape.k / (ms * 1e-3) / 1e12 << " TFLOP/s\n";
           if (best < 0 || ms < bestMs) {
             best = config;
             bestMs = ms;
