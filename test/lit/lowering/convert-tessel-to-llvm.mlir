@@ -84,3 +84,38 @@ module attributes {tessel.num_warps = 4 : i32, tessel.shared = 16 : i32} {
     return %s : f32
   }
 }
+
+// -----
+
+// tessel.dot_wait passes the accumulator's registers through wgmma.wait_group on sm_90a,
+// so nothing reads them before the asynchronous dot that writes them has retired.
+// CHECK-LABEL: func.func @dot_wait_sm90a
+// (A 64x64 f32 tile on 128 threads: 32 registers each, outputs tied to inputs.)
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 1;", "=f,{{(=f,)+}}0,1,2,{{.*}},30,31"
+#acc = #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.shared = 1024 : i32} {
+  func.func @dot_wait_sm90a(%x: f32) -> f32 attributes {tessel.kernel} {
+    %t = tessel.splat %x : tensor<64x64xf32, #acc>
+    %w = tessel.dot_wait %t {pending = 1 : i32} : tensor<64x64xf32, #acc>
+    %s = tessel.reduce add %w {axis = 0 : i32} : tensor<64x64xf32, #acc> -> tensor<64xf32, #tessel.slice<{dim = 0, parent = #acc}>>
+    %r = tessel.reduce add %s {axis = 0 : i32} : tensor<64xf32, #tessel.slice<{dim = 0, parent = #acc}>> -> f32
+    return %r : f32
+  }
+}
+
+// -----
+
+// Elsewhere there are no asynchronous dots: the registers pass through unchanged.
+// CHECK-LABEL: func.func @dot_wait_sm90
+// CHECK-NOT: wgmma
+// CHECK: return
+#acc = #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32, tessel.shared = 1024 : i32} {
+  func.func @dot_wait_sm90(%x: f32) -> f32 attributes {tessel.kernel} {
+    %t = tessel.splat %x : tensor<64x64xf32, #acc>
+    %w = tessel.dot_wait %t {pending = 1 : i32} : tensor<64x64xf32, #acc>
+    %s = tessel.reduce add %w {axis = 0 : i32} : tensor<64x64xf32, #acc> -> tensor<64xf32, #tessel.slice<{dim = 0, parent = #acc}>>
+    %r = tessel.reduce add %s {axis = 0 : i32} : tensor<64xf32, #tessel.slice<{dim = 0, parent = #acc}>> -> f32
+    return %r : f32
+  }
+}
