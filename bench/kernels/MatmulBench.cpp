@@ -33,7 +33,7 @@ struct Shape {
 
 int runMatmul(int argc, char **argv) {
   std::string packages = TESSEL_KERNEL_PACKAGE_DIR, json, markdown;
-  int64_t warmup = 5, samples = 30, tuneSamples = 5;
+  int64_t warmup = 5, samples = 30, tuneSamples = 10;
   std::vector<std::string> dtypes = {"bf16", "f32"};
   std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
   bool noSkinny = false, verbose = false;
