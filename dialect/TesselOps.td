@@ -340,4 +340,59 @@ def Tessel_FenceAsyncSharedOp : Tessel_Op<"fence_async_shared"> {
   let assemblyFormat = "attr-dict";
 }
 
+//===----------------------------------------------------------------------===//
+// Bulk tensor copies (TMA) and mbarriers (sm_90a; made by -tessel-software-pipeline)
+//===----------------------------------------------------------------------===//
+
+def Tessel_MBarrierInitOp : Tessel_Op<"mbarrier_init"> {
+  let summary = "Initialise an mbarrier in shared memory (one thread does it)";
+  let description = [{
+    `mbarrier.init` with `count` expected arrivals per phase, by thread 0, followed by
+    the fence that makes the initialisation visible to the bulk-copy engine. A barrier
+    must follow before other threads use it.
+
+    ```mlir
+    tessel.mbarrier_init %bar {count = 2 : i32} : !tessel.shared<1x1xi64>
+    ```
+  }];
+  let arguments = (ins Tessel_SharedType:$barrier, ConfinedAttr<I32Attr, [IntMinValue<1>]>:$count);
+  let assemblyFormat = "$barrier attr-dict `:` qualified(type($barrier))";
+}
+
+def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Copy a tile from global to shared memory with the bulk tensor engine";
+  let description = [{
+    Thread 0, where `pred` holds, arrives on `barrier` announcing the tile's bytes and
+    issues `cp.async.bulk.tensor.2d` for the block of rows `row`.. and columns `col`.. of
+    the row-major matrix that `tensorMap` (a `__grid_constant__` CUtensorMap kernel
+    parameter the runtime encodes) describes; elements outside the matrix arrive as zero.
+    The copy lands in `dst` in the layout the wgmma lowering reads (WgmmaLayout.h), box by
+    box; it is complete for everyone once `tessel.mbarrier_wait` sees the phase flip.
+
+    ```mlir
+    tessel.tma_copy %map[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
+    ```
+  }];
+  let arguments = (ins AnyType:$tensorMap, I32:$row, I32:$col, Tessel_SharedType:$dst,
+                       Tessel_SharedType:$barrier, I1:$pred);
+  let assemblyFormat = [{
+    $tensorMap `[` $row `,` $col `]` `into` $dst `,` $barrier `,` $pred attr-dict `:`
+    type($tensorMap) `,` qualified(type($dst)) `,` qualified(type($barrier))
+  }];
+}
+
+def Tessel_MBarrierWaitOp : Tessel_Op<"mbarrier_wait"> {
+  let summary = "Wait until an mbarrier's phase with parity `phase` has completed";
+  let description = [{
+    Every thread spins on `mbarrier.try_wait.parity`: after it, the bulk copies that
+    arrived on the barrier in that phase are visible to this thread (and to wgmma).
+
+    ```mlir
+    tessel.mbarrier_wait %bar, %phase : !tessel.shared<1x1xi64>
+    ```
+  }];
+  let arguments = (ins Tessel_SharedType:$barrier, I32:$phase);
+  let assemblyFormat = "$barrier `,` $phase attr-dict `:` qualified(type($barrier))";
+}
+
 #endif // TESSEL_OPS_TD

@@ -73,6 +73,7 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     populateConvertLayoutToLLVMPatterns(converter, patterns);
     populateDotToLLVMPatterns(converter, patterns);
     populateTransToLLVMPatterns(converter, patterns);
+    populateTmaToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

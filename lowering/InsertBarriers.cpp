@@ -10,7 +10,9 @@
 // a buffer in `read` gets one just before it. Loops are walked twice so the state at
 // the end of the body reaches its start (the back edge); `if` branches start from the
 // same state and join by union. Buffers a wgmma reads get a fence.proxy.async before
-// that barrier (generic-proxy writes, async-proxy reads).
+// that barrier (generic-proxy writes, async-proxy reads). Bulk copies (tessel.tma_copy)
+// need no barrier before a read: each thread waits on their mbarrier itself; overwriting
+// a buffer still being read needs one, as for cp.async.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
@@ -57,8 +59,9 @@ void walkOp(Operation *op, HazardState &state) {
     state.pendingWait = op;
     return;
   }
-  if (auto copy = dyn_cast<AsyncCopyOp>(op)) {
-    if (state.read.contains(getSharedAlloc(copy.getDst()))) {
+  if (isa<AsyncCopyOp, TmaCopyOp>(op)) {
+    Value dst = isa<AsyncCopyOp>(op) ? cast<AsyncCopyOp>(op).getDst() : cast<TmaCopyOp>(op).getDst();
+    if (state.read.contains(getSharedAlloc(dst))) {
       BarrierOp::create(b, op->getLoc());
       state.clear();
     }

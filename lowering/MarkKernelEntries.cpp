@@ -25,6 +25,13 @@ struct TesselMarkKernelEntriesPass
       // The block size is fixed by num_warps: tell the back end, which budgets
       // registers by it.
       func->setAttr("nvvm.reqntid", DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+      // Tensor-map parameters are read in place (__grid_constant__), which only kernel
+      // arguments may be.
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (func.getArgAttr(i, "tessel.grid_constant")) {
+          func.removeArgAttr(i, "tessel.grid_constant");
+          func.setArgAttr(i, "nvvm.grid_constant", UnitAttr::get(ctx));
+        }
     }
   }
 };

@@ -18,7 +18,9 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   // Address arithmetic that does not change across iterations leaves the loop (and the
   // pipeliner's cloned address slices stay small).
   pm.addPass(createLoopInvariantCodeMotionPass());
-  pm.addPass(createTesselSoftwarePipeline());
+  TesselSoftwarePipelineOptions pipelineOptions;
+  pipelineOptions.useTma = options.useTma;
+  pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
   pm.addPass(createTesselAssignLayouts(layoutOptions));

@@ -27,9 +27,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
+#include "lowering/BlockAccess.h"
 #include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -107,6 +110,37 @@ SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsign
   return dots;
 }
 
+/// The bulk-copy (TMA) form of every load of `loop`, when each one feeds an async dot
+/// (so its buffer gets wgmma's swizzled layout), reads one block of a row-major matrix
+/// (BlockAccess.h) and its base and row stride are 16-byte aligned (the tensor map's
+/// requirement: the divisible-by-16 variant); otherwise empty.
+SmallVector<BlockAccess> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots) {
+  SmallVector<BlockAccess> accesses;
+  for (LoadOp load : loads) {
+    bool feedsAsyncDot = llvm::any_of(asyncDots, [&](DotOp dot) {
+      return dot.getA() == load.getResult() || dot.getB() == load.getResult();
+    });
+    FailureOr<BlockAccess> access = matchBlockAccess(load);
+    if (!feedsAsyncDot || failed(access))
+      return {};
+    auto func = load->getParentOfType<func::FuncOp>();
+    auto aligned = [&](const ArgOrConstant &v, int64_t multiple) {
+      if (v.argument < 0)
+        return v.value % multiple == 0;
+      auto attr = func.getArgAttrOfType<IntegerAttr>(v.argument, "tessel.divisibility");
+      return attr && attr.getInt() % multiple == 0;
+    };
+    ArgOrConstant base;
+    base.argument = access->baseArgument;
+    // The base in bytes is what the divisibility says of the pointer; the stride is in
+    // elements (2 bytes here), 16 bytes = 8 elements.
+    if (!aligned(base, 16) || !aligned(access->rowStride, 8))
+      return {};
+    accesses.push_back(*access);
+  }
+  return accesses;
+}
+
 /// Loads of `loop` that can be pipelined (see the pass description).
 SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, llvm::SetVector<Operation *> &slice) {
   SmallVector<LoadOp> loads;
@@ -132,6 +166,45 @@ SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, llvm::SetVector<Operat
     }
   }
   return loads;
+}
+
+/// Slot `slot` of the mbarrier stack.
+Value barrierAt(OpBuilder &b, Location loc, Value barriers, Value slot) {
+  auto type = cast<SharedType>(barriers.getType());
+  return LocalIndexOp::create(
+      b, loc, SharedType::get(b.getContext(), type.getShape().drop_front(), type.getElementType()),
+      barriers, slot);
+}
+
+/// What the runtime needs to encode the tensor map of `access` (parameter `index`):
+/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype}. Bounds and stride
+/// are {"param": i} or {"value": v}. A's box is 8 rows (its 8-row groups are permuted in
+/// shared memory for the wgmma accumulator layout), B's 64 columns (one swizzle block).
+DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &access,
+                               unsigned index) {
+  auto scalar = [&](const ArgOrConstant &v) {
+    NamedAttrList fields;
+    if (v.argument >= 0)
+      fields.set("param", b.getI64IntegerAttr(v.argument));
+    else
+      fields.set("value", b.getI64IntegerAttr(v.value));
+    return fields.getDictionary(b.getContext());
+  };
+  bool isA = false;
+  for (Operation *user : load->getUsers())
+    if (auto dot = dyn_cast<DotOp>(user))
+      isA = dot.getA() == load.getResult();
+  int64_t boxRows = isA ? 8 : access.blockRows, boxCols = 64;
+  Type elem = getElementTypeOrSelf(load.getType());
+  NamedAttrList fields;
+  fields.set("param", b.getI64IntegerAttr(index));
+  fields.set("pointer", b.getI64IntegerAttr(access.baseArgument));
+  fields.set("rows", scalar(access.rows));
+  fields.set("cols", scalar(access.cols));
+  fields.set("row_stride", scalar(access.rowStride));
+  fields.set("box", b.getI64ArrayAttr({boxRows, boxCols}));
+  fields.set("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : "f16"));
+  return fields.getDictionary(b.getContext());
 }
 
 struct TesselSoftwarePipelinePass
@@ -172,6 +245,9 @@ struct TesselSoftwarePipelinePass
       asyncDots = findAsyncDots(loop, loads, numWarps, arch);
     // Iterations copied ahead: one less while a dot may still read last iteration's slot.
     unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
+    SmallVector<BlockAccess> tma;
+    if (useTma)
+      tma = findTmaLoads(loads, asyncDots);
 
     MLIRContext *ctx = &getContext();
     Location loc = loop.getLoc();
@@ -193,6 +269,42 @@ struct TesselSoftwarePipelinePass
                                            IntegerAttr()));
     }
 
+    // TMA: one mbarrier per slot (both copies of a stage arrive on it), and a tensor map
+    // per load, a kernel parameter the runtime encodes (recorded in tessel.tensor_maps).
+    Value barriers;
+    SmallVector<Value> tensorMaps;
+    if (!tma.empty()) {
+      barriers = LocalAllocOp::create(
+          rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
+          IntegerAttr());
+      for (unsigned s = 0; s < stages; ++s)
+        MBarrierInitOp::create(rewriter, loc, barrierAt(rewriter, loc, barriers,
+                                                        constant(rewriter, i32, s)),
+                               unsigned(tma.size()));
+      BarrierOp::create(rewriter, loc);
+      auto func = loop->getParentOfType<func::FuncOp>();
+      ModuleOp module = func->getParentOfType<ModuleOp>();
+      SmallVector<Attribute> recipes;
+      if (auto existing = module->getAttrOfType<ArrayAttr>("tessel.tensor_maps"))
+        recipes.append(existing.begin(), existing.end());
+      for (auto [load, access] : llvm::zip(loads, tma)) {
+        unsigned index = func.getNumArguments();
+        NamedAttrList attrs;
+        attrs.set("llvm.byval", TypeAttr::get(LLVM::LLVMArrayType::get(rewriter.getI8Type(), 128)));
+        attrs.set("llvm.align", rewriter.getI64IntegerAttr(64));
+        // nvvm.grid_constant once the function is a kernel (-tessel-mark-kernel-entries).
+        attrs.set("tessel.grid_constant", rewriter.getUnitAttr());
+        if (failed(func.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
+                                       attrs.getDictionary(ctx), loc))) {
+          func.emitError("could not add a tensor-map parameter");
+          return signalPassFailure();
+        }
+        tensorMaps.push_back(func.getArgument(index));
+        recipes.push_back(tensorMapRecipe(rewriter, load, access, index));
+      }
+      module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
+    }
+
     // Copies of iteration `iv` into `slot` of every ring, as one commit group.
     Value ub = loop.getUpperBound();
     auto emitCopies = [&](OpBuilder &b, Value iv, Value slot) {
@@ -202,6 +314,23 @@ struct TesselSoftwarePipelinePass
         if (slice.contains(&op))
           b.clone(op, mapping);
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
+      if (!tma.empty()) {
+        Value barrier = barrierAt(b, loc, barriers, slot);
+        for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
+          // Matched again: the loop (and its induction variable) may have been replaced.
+          BlockAccess access = *matchBlockAccess(load);
+          auto ringType = cast<SharedType>(ring.getType());
+          Value tile = LocalIndexOp::create(
+              b, loc, SharedType::get(ctx, ringType.getShape().drop_front(), ringType.getElementType()),
+              ring, slot);
+          auto start = [&](Value v) {
+            return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
+          };
+          TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
+                            inRange);
+        }
+        return;
+      }
       for (auto [load, ring] : llvm::zip(loads, rings)) {
         auto type = cast<RankedTensorType>(load.getType());
         Value mask = SplatOp::create(
@@ -252,7 +381,19 @@ struct TesselSoftwarePipelinePass
     loop = newLoop;
 
     rewriter.setInsertionPointToStart(newLoop.getBody());
-    AsyncWaitOp::create(rewriter, loc, distance - 1);
+    if (tma.empty()) {
+      AsyncWaitOp::create(rewriter, loc, distance - 1);
+    } else {
+      // Iteration j = (iv - lb) / step reads slot j % S, whose barrier completes its
+      // (j / S)-th phase: wait for parity (j / S) & 1.
+      Value j = arith::SubIOp::create(rewriter, loc, newLoop.getInductionVar(), lb);
+      j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, *step));
+      Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
+      phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
+      if (ivType != i32)
+        phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
+      MBarrierWaitOp::create(rewriter, loc, barrierAt(rewriter, loc, barriers, readSlot), phase);
+    }
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
                                         constant(rewriter, ivType, int64_t(distance) * *step));
     emitCopies(rewriter, ahead, writeSlot);
@@ -268,7 +409,8 @@ struct TesselSoftwarePipelinePass
       rewriter.eraseOp(load);
     }
     rewriter.setInsertionPointAfter(newLoop);
-    AsyncWaitOp::create(rewriter, loc, 0);
+    if (tma.empty())
+      AsyncWaitOp::create(rewriter, loc, 0);
 
     // Async dots: one group stays in flight into the next iteration; all are retired
     // before the loop's result is read.

@@ -68,6 +68,7 @@ void populateMemoryToLLVMPatterns(const TypeConverter &converter, RewritePattern
 void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateDotToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTransToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateTmaToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateConvertLayoutToLLVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns);
 

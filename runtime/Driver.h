@@ -66,7 +66,8 @@ namespace tessel {
   X(eventDestroy, cuEventDestroy_v2)                                           \
   X(eventRecord, cuEventRecord)                                                \
   X(eventSynchronize, cuEventSynchronize)                                      \
-  X(eventElapsedTime, cuEventElapsedTime_v2)
+  X(eventElapsedTime, cuEventElapsedTime_v2)                                   \
+  X(tensorMapEncodeTiled, cuTensorMapEncodeTiled)
 
 /// What the runtime needs to know about a device.
 struct DeviceInfo {

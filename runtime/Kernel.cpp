@@ -322,13 +322,72 @@ public:
     body(primary);
   }
 
+  /// The value of integer param `index` (or the constant).
+  int64_t scalarArg(PackedArgs &packed, const ParamOrValue &pv) const {
+    if (pv.param < 0)
+      return pv.value;
+    const void *slot = packed.slot(size_t(pv.param));
+    switch (info.params[size_t(pv.param)].dtype) {
+    case DType::I64: return *static_cast<const int64_t *>(slot);
+    case DType::I32: return *static_cast<const int32_t *>(slot);
+    case DType::I16: return *static_cast<const int16_t *>(slot);
+    default: return *static_cast<const int8_t *>(slot);
+    }
+  }
+
+  /// Encodes the variant's tensor maps from the launch's arguments (cuTensorMapEncodeTiled).
+  void encodeTensorMaps(const Variant &variant, int variantIndex, PackedArgs &packed,
+                        CUtensorMap *maps) const {
+    for (size_t m = 0; m < variant.tensorMaps.size(); ++m) {
+      const TensorMapSpec &spec = variant.tensorMaps[m];
+      void *base = *static_cast<void *const *>(packed.slot(size_t(spec.pointer)));
+      // An empty matrix is never read (its copies are predicated off); the encoder
+      // still wants sizes of at least 1.
+      cuuint64_t dims[2] = {cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.cols))),
+                            cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.rows)))};
+      cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) * 2};
+      cuuint32_t box[2] = {cuuint32_t(spec.boxCols), cuuint32_t(spec.boxRows)};
+      cuuint32_t elementStrides[2] = {1, 1};
+      CUresult result = driver->tensorMapEncodeTiled(
+          &maps[m],
+          spec.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+          2, base, dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (result != CUDA_SUCCESS)
+        driver->fail(result, "cuTensorMapEncodeTiled(" + where(variantIndex) + ", tensor map " +
+                                 std::to_string(m) + " of param '" +
+                                 info.params[size_t(spec.pointer)].name + "')",
+                     std::to_string(dims[1]) + " x " + std::to_string(dims[0]) +
+                         " elements, row stride " + std::to_string(strides[0]) +
+                         " bytes (a multiple of 16 is required), base " +
+                         std::to_string(uintptr_t(base)) + " (16-byte aligned required)");
+    }
+  }
+
   void launchWith(const LoadedFunction &loaded, int variantIndex,
                   const Grid &grid, CUstream stream, PackedArgs &packed) {
     const Variant &variant = info.variants[size_t(variantIndex)];
+    void **params = packed.pointers();
+    // Tensor maps are extra __grid_constant__ params after the kernel's own.
+    constexpr size_t kMaxMaps = 4;
+    alignas(64) CUtensorMap maps[kMaxMaps];
+    void *withMaps[PackedArgs::kInline + kMaxMaps];
+    if (!variant.tensorMaps.empty()) {
+      if (variant.tensorMaps.size() > kMaxMaps || packed.size() > PackedArgs::kInline)
+        throw Error(where(variantIndex) + ": more tensor maps or params than supported");
+      encodeTensorMaps(variant, variantIndex, packed, maps);
+      for (size_t i = 0; i < packed.size(); ++i)
+        withMaps[i] = params[i];
+      for (size_t m = 0; m < variant.tensorMaps.size(); ++m)
+        withMaps[packed.size() + m] = &maps[m];
+      params = withMaps;
+    }
     CUresult result = driver->launchKernel(
         loaded.function, unsigned(grid.x), unsigned(grid.y), unsigned(grid.z),
         unsigned(variant.threadsPerBlock()), 1, 1,
-        unsigned(variant.sharedBytes), stream, packed.pointers(), nullptr);
+        unsigned(variant.sharedBytes), stream, params, nullptr);
     if (result != CUDA_SUCCESS)
       driver->fail(result, "cuLaunchKernel(" + where(variantIndex) + ")",
                    "grid (" + std::to_string(grid.x) + ", " +

@@ -233,6 +233,43 @@ static ParamInfo readParam(const Json &json, const std::string &where) {
   return param;
 }
 
+static ParamOrValue readParamOrValue(const FieldReader &fields, const Json &json,
+                                     std::string_view name) {
+  if (!json.isObject())
+    fields.wrongType(name, "an object {\"param\": i} or {\"value\": v}", json);
+  FieldReader inner(json, "field '" + std::string(name) + "'");
+  ParamOrValue result;
+  if (json.find("param"))
+    result.param = int(inner.integer("param", 0, 1 << 20));
+  else
+    result.value = inner.integer("value", 0, int64_t(1) << 62);
+  return result;
+}
+
+static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
+  if (!json.isObject())
+    throw Error(where + ": must be an object, found " + Json::kindName(json.kind()));
+  FieldReader fields(json, where);
+  TensorMapSpec map;
+  map.param = int(fields.integer("param", 0, 1 << 20));
+  map.pointer = int(fields.integer("pointer", 0, 1 << 20));
+  map.rows = readParamOrValue(fields, fields.require("rows"), "rows");
+  map.cols = readParamOrValue(fields, fields.require("cols"), "cols");
+  map.rowStride = readParamOrValue(fields, fields.require("row_stride"), "row_stride");
+  const Json::Array &box = fields.array("box");
+  if (box.size() != 2 || !box[0].isInt() || !box[1].isInt() || box[0].asInt() < 1 ||
+      box[0].asInt() > 256 || box[1].asInt() < 1 || box[1].asInt() > 256)
+    fields.fail("field 'box' must be [rows, cols] with each in [1, 256]");
+  map.boxRows = box[0].asInt();
+  map.boxCols = box[1].asInt();
+  std::string dtype = fields.string("dtype");
+  std::optional<DType> type = parseDType(dtype);
+  if (!type || (*type != DType::BF16 && *type != DType::F16))
+    fields.fail("tensor map dtype '" + dtype + "' is not bf16 or f16");
+  map.dtype = *type;
+  return map;
+}
+
 static Variant readVariant(const Json &json, const std::string &where) {
   if (!json.isObject())
     throw Error(where + ": must be an object, found " +
@@ -249,6 +286,12 @@ static Variant readVariant(const Json &json, const std::string &where) {
   variant.divisibleBy16 = fields.stringList("divisible_by_16", true);
   variant.ptx = fields.string("ptx");
   variant.tesselIR = fields.optionalString("tessel_ir");
+  if (json.find("tensor_maps")) {
+    const Json::Array &maps = fields.array("tensor_maps");
+    for (size_t i = 0; i < maps.size(); ++i)
+      variant.tensorMaps.push_back(
+          readTensorMap(maps[i], where + " tensor map " + std::to_string(i)));
+  }
   return variant;
 }
 
@@ -432,6 +475,26 @@ static void validateKernel(const KernelInfo &kernel, const std::string &origin,
       if (!assumed.insert(name).second)
         vfail("divisible_by_16 lists '" + name + "' twice");
     }
+    // Tensor maps follow the kernel's params, in order; what they read are params of
+    // the right kinds.
+    for (size_t m = 0; m < variant.tensorMaps.size(); ++m) {
+      const TensorMapSpec &map = variant.tensorMaps[m];
+      std::string which = "tensor map " + std::to_string(m);
+      if (map.param != int(kernel.params.size() + m))
+        vfail(which + " is parameter " + std::to_string(map.param) + ", expected " +
+              std::to_string(kernel.params.size() + m) + " (after the kernel's params)");
+      auto isParam = [&](int index, bool pointer) {
+        return index >= 0 && size_t(index) < kernel.params.size() &&
+               kernel.params[size_t(index)].isPointer() == pointer &&
+               (pointer || isIntegerDType(kernel.params[size_t(index)].dtype));
+      };
+      if (!isParam(map.pointer, true))
+        vfail(which + ": 'pointer' is not a pointer param");
+      for (const ParamOrValue *pv : {&map.rows, &map.cols, &map.rowStride})
+        if (pv->param >= 0 && !isParam(pv->param, false))
+          vfail(which + ": a bound or stride names param " + std::to_string(pv->param) +
+                ", which is not an integer param");
+    }
     // Variants of one config are the same tile configuration.
     const Variant *&first = firstOfConfig[size_t(variant.config)];
     if (!first) {
@@ -527,6 +590,32 @@ Json Package::toJson() const {
       v.set("ptx", variant.ptx);
       if (!variant.tesselIR.empty())
         v.set("tessel_ir", variant.tesselIR);
+      if (!variant.tensorMaps.empty()) {
+        auto scalar = [](const ParamOrValue &pv) {
+          Json j = Json::object();
+          if (pv.param >= 0)
+            j.set("param", int64_t(pv.param));
+          else
+            j.set("value", pv.value);
+          return j;
+        };
+        Json maps = Json::array();
+        for (const TensorMapSpec &map : variant.tensorMaps) {
+          Json m = Json::object();
+          m.set("param", int64_t(map.param));
+          m.set("pointer", int64_t(map.pointer));
+          m.set("rows", scalar(map.rows));
+          m.set("cols", scalar(map.cols));
+          m.set("row_stride", scalar(map.rowStride));
+          Json box = Json::array();
+          box.push(map.boxRows);
+          box.push(map.boxCols);
+          m.set("box", std::move(box));
+          m.set("dtype", dtypeName(map.dtype));
+          maps.push(std::move(m));
+        }
+        v.set("tensor_maps", std::move(maps));
+      }
       variants.push(std::move(v));
     }
     k.set("variants", std::move(variants));

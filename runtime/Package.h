@@ -38,6 +38,25 @@ struct ParamInfo {
 };
 
 /// One compiled PTX module: a tile configuration, possibly specialised.
+/// A kernel argument (param >= 0) or a constant value.
+struct ParamOrValue {
+  int param = -1;
+  int64_t value = 0;
+};
+
+/// A CUtensorMap the runtime encodes before each launch and passes as an extra
+/// (`__grid_constant__`) parameter after the kernel's own: a 2-D row-major matrix of
+/// `rows` x `cols` elements of `dtype` at the pointer argument `pointer`, `rowStride`
+/// elements from row to row, copied in boxes of box[0] rows x box[1] columns with the
+/// 128-byte swizzle; elements outside the matrix read as zero.
+struct TensorMapSpec {
+  int param = 0; // its position in the PTX entry's parameter list
+  int pointer = 0;
+  ParamOrValue rows, cols, rowStride;
+  int64_t boxRows = 0, boxCols = 0;
+  DType dtype = DType::BF16;
+};
+
 struct Variant {
   /// The tile configuration this variant implements (0..configCount-1).
   int config = 0;
@@ -59,6 +78,8 @@ struct Variant {
   /// Optional: the variant's kernel in the tessel dialect (before layouts), as
   /// text; what the CPU interpreter runs (TESSEL_INTERPRET=1, runtime/Interpret.h).
   std::string tesselIR;
+  /// Tensor maps (sm_90a bulk copies), in parameter order after the kernel's params.
+  std::vector<TensorMapSpec> tensorMaps;
 
   int threadsPerBlock() const { return numWarps * 32; }
   bool isGeneric() const { return divisibleBy16.empty(); }

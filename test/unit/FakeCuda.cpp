@@ -337,6 +337,19 @@ EXPORT CUresult cuEventRecord(CUevent event, CUstream) {
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType, cuuint32_t rank,
+                                       void *, const cuuint64_t *dims,
+                                       const cuuint64_t *strides, const cuuint32_t *box,
+                                       const cuuint32_t *, CUtensorMapInterleave,
+                                       CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                       CUtensorMapFloatOOBfill) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  if (rank != 2 || strides[0] % 16 != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  *map = CUtensorMap{};
+  state.tensorMaps.push_back({dims[0], dims[1], strides[0], box[0], box[1]});
+  return CUDA_SUCCESS;
+}
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
   *ms = float((reinterpret_cast<FakeEvent *>(end)->clockUs -
                reinterpret_cast<FakeEvent *>(start)->clockUs) /

@@ -51,6 +51,8 @@ struct State {
   int moduleUnloads = 0;
   std::vector<std::pair<std::string, int>> maxDynamicShared; // entry, value
   std::vector<LaunchRecord> launches;
+  /// cuTensorMapEncodeTiled calls: {cols, rows, row stride in bytes, box cols, box rows}.
+  std::vector<std::vector<uint64_t>> tensorMaps;
 
   void reset() { *this = State(); }
 };

@@ -105,7 +105,46 @@ struct VariantOutput {
   std::string tesselIR;
   int64_t sharedBytes = 0;
   std::vector<ParamInfo> params;
+  /// Bulk-copy tensor maps the runtime encodes (parameters after `params`).
+  std::vector<TensorMapSpec> tensorMaps;
 };
+
+/// The pipeliner's tessel.tensor_maps records, as the package states them.
+std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
+  std::vector<TensorMapSpec> maps;
+  auto records = module->getAttrOfType<mlir::ArrayAttr>("tessel.tensor_maps");
+  if (!records)
+    return maps;
+  auto integer = [](mlir::DictionaryAttr dict, llvm::StringRef name) {
+    return mlir::cast<mlir::IntegerAttr>(dict.get(name)).getInt();
+  };
+  auto scalar = [&](mlir::DictionaryAttr dict, llvm::StringRef name) {
+    auto inner = mlir::cast<mlir::DictionaryAttr>(dict.get(name));
+    ParamOrValue pv;
+    if (inner.get("param"))
+      pv.param = int(integer(inner, "param"));
+    else
+      pv.value = integer(inner, "value");
+    return pv;
+  };
+  for (mlir::Attribute attr : records) {
+    auto dict = mlir::cast<mlir::DictionaryAttr>(attr);
+    TensorMapSpec map;
+    map.param = int(integer(dict, "param"));
+    map.pointer = int(integer(dict, "pointer"));
+    map.rows = scalar(dict, "rows");
+    map.cols = scalar(dict, "cols");
+    map.rowStride = scalar(dict, "row_stride");
+    auto box = mlir::cast<mlir::ArrayAttr>(dict.get("box"));
+    map.boxRows = mlir::cast<mlir::IntegerAttr>(box[0]).getInt();
+    map.boxCols = mlir::cast<mlir::IntegerAttr>(box[1]).getInt();
+    map.dtype = mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue() == "f16"
+                    ? DType::F16
+                    : DType::BF16;
+    maps.push_back(map);
+  }
+  return maps;
+}
 
 class Driver {
 public:
@@ -181,7 +220,8 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
   // The target decides which tensor-core instructions the lowering may use (wgmma: sm_90a).
   (*module)->setAttr("tessel.arch", mlir::StringAttr::get(&context_, opts_.arch));
   mlir::PassManager pm(&context_);
-  mlir::tessel::buildTesselToLLVMPipeline(pm, mlir::tessel::LoweringOptions{spec.numWarps});
+  mlir::tessel::buildTesselToLLVMPipeline(
+      pm, mlir::tessel::LoweringOptions{spec.numWarps, /*useTma=*/!opts_.noTma});
   if (mlir::failed(pm.run(*module))) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");
@@ -189,6 +229,7 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
   }
   if (auto attr = (*module)->getAttrOfType<mlir::IntegerAttr>("tessel.shared"))
     out.sharedBytes = attr.getInt();
+  out.tensorMaps = tensorMapsOf(*module);
   if (stage == Emit::LLVMDialect) {
     out.text = print(*module);
     out.ok = true;
@@ -381,6 +422,7 @@ int run(const Options &opts) {
         v.arch = opts.arch;
         v.entry = kernel->name;
         v.divisibleBy16.assign(spec.divisibleBy16.begin(), spec.divisibleBy16.end());
+        v.tensorMaps = out.tensorMaps;
         double ms = msSince(variantStart);
         size_t lines = countLines(out.ptx);
         v.ptx = std::move(out.ptx);

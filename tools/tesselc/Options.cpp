@@ -33,6 +33,8 @@ OPTIONS:
                        bf16); overrides defaults and every @autotune config
   --kernel NAME        Compile only this kernel (repeatable; default: all)
   --num-warps N        num_warps of kernels without @autotune (default 4)
+  --no-tma             sm_90a: load wgmma operands with cp.async, not the bulk tensor
+                       engine (TMA)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -146,6 +148,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.arch = v;
+    } else if (is("--no-tma")) {
+      opts.noTma = true;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;

@@ -25,6 +25,8 @@ struct Options {
   /// --emit of the variant that assumes every pointer 16-byte aligned and every
   /// integer parameter a multiple of 16.
   bool specialize = false;
+  /// sm_90a: keep cp.async for wgmma operands instead of bulk tensor copies (TMA).
+  bool noTma = false;
   bool json = false;
   /// Print nothing on success (the in-process JIT compiles through the same driver).
   bool quiet = false;

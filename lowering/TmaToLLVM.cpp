@@ -1,0 +1,126 @@
+//===- TmaToLLVM.cpp - bulk tensor copies and mbarriers (sm_90a) -----------===//
+//
+// `tessel.tma_copy` becomes, for thread 0 (and `pred`), one `mbarrier.arrive.expect_tx`
+// announcing the tile's bytes and one `cp.async.bulk.tensor.2d` per box: a wgmma A tile
+// as BLOCK_M/8 boxes of 8 rows x 64 columns, each landing at the shared row the
+// accumulator layout wants (WgmmaLayout.h permutes A's 8-row groups); a wgmma B tile as
+// BLOCK_N/64 boxes of 64 columns, one per 128-byte swizzle block. The tensor map's
+// 128-byte swizzle writes exactly the layout wgmma reads. `tessel.mbarrier_wait` spins on
+// `mbarrier.try_wait.parity`.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/TileToLLVMUtils.h"
+#include "lowering/WgmmaLayout.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
+}
+
+/// Thread 0 (and `extra`, a predicate operand, if given) in predicate p.
+std::string threadZero(StringRef extra = "") {
+  std::string text = "{\n.reg .pred p;\n.reg .b32 t, rr, cc;\nmov.u32 t, %tid.x;\n";
+  if (extra.empty())
+    text += "setp.eq.u32 p, t, 0;\n";
+  else
+    text += ("setp.eq.and.u32 p, t, 0, " + extra + ";\n").str();
+  return text;
+}
+
+struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MBarrierInitOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bar = sharedAddress(rewriter, loc, adaptor.getBarrier().front());
+    std::string text = threadZero() +
+                       llvm::formatv("@p mbarrier.init.shared::cta.b64 [$0], {0};\n"
+                                     "@p fence.mbarrier_init.release.cluster;\n}",
+                                     op.getCount())
+                           .str();
+    createInlinePtx(rewriter, loc, Type(), ValueRange{bar}, text, "r");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(TmaCopyOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedType dst = op.getDst().getType();
+    StringRef operand = getWgmmaOperand(op.getDst());
+    if (operand.empty())
+      return rewriter.notifyMatchFailure(op, "bulk copies write wgmma operand buffers only");
+    int64_t rows = dst.getShape()[0], cols = dst.getShape()[1];
+    int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
+    unsigned numWarps = 4;
+    if (auto attr = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("tessel.num_warps"))
+      numWarps = unsigned(attr.getInt());
+    // $0 map, $1 row, $2 col, $3 dst, $4 barrier, $5 pred.
+    std::string text = threadZero("$5");
+    text += llvm::formatv("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {0};\n",
+                          rows * cols * elementBytes)
+                .str();
+    auto box = [&](int64_t rowOffset, int64_t colOffset, int64_t dstOffset) {
+      text += llvm::formatv("add.s32 rr, $1, {0};\nadd.s32 cc, $2, {1};\n"
+                            "@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                            "complete_tx::bytes [$3+{2}], [$0, {{cc, rr}], [$4];\n",
+                            rowOffset, colOffset, dstOffset)
+                  .str();
+    };
+    if (operand == "a") {
+      // 8-row groups to their shared rows (WgmmaLayout.h).
+      int64_t w8 = 8 * numWarps, repeats = rows / w8;
+      for (int64_t t = 0; t < rows; t += 8) {
+        int64_t r = t / w8, w = (t / 8) % numWarps, g = w / 4;
+        int64_t s = 32 * repeats * g + 64 * (r / 2) + 16 * (w % 4) + 8 * (r % 2);
+        box(t, 0, s * 128);
+      }
+    } else {
+      int64_t perBlock = 128 / elementBytes;
+      for (int64_t block = 0; block * perBlock < cols; ++block)
+        box(0, block * perBlock, block * rows * 128);
+    }
+    text += "}";
+    SmallVector<Value> operands{adaptor.getTensorMap().front(), adaptor.getRow().front(),
+                                adaptor.getCol().front(),
+                                sharedAddress(rewriter, loc, adaptor.getDst().front()),
+                                sharedAddress(rewriter, loc, adaptor.getBarrier().front()),
+                                adaptor.getPred().front()};
+    createInlinePtx(rewriter, loc, Type(), operands, text, "l,r,r,r,r,b");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MBarrierWaitOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bar = sharedAddress(rewriter, loc, adaptor.getBarrier().front());
+    std::string text = "{\n.reg .pred p;\nTESSEL_WAIT_${:uid}:\n"
+                       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+                       "@!p bra TESSEL_WAIT_${:uid};\n}";
+    createInlinePtx(rewriter, loc, Type(), ValueRange{bar, adaptor.getPhase().front()}, text,
+                    "r,r");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tessel::populateTmaToLLVMPatterns(const TypeConverter &converter,
+                                             RewritePatternSet &patterns) {
+  patterns.add<MBarrierInitLowering, TmaCopyLowering, MBarrierWaitLowering>(
+      converter, patterns.getContext());
+}
