@@ -23,8 +23,8 @@ namespace mlir::tessel {
 struct LoweringOptions {
   /// 0: take the module's `tessel.num_warps` (4 if absent).
   unsigned numWarps = 0;
-  /// Bulk tensor copies (TMA) for the operands of async wgmma dots on sm_90a.
-  bool useTma = true;
+  /// Operands of async wgmma dots on sm_90a copied by the bulk tensor engine (TMA).
+  std::string tmaOperands = "b";
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

@@ -43,9 +43,10 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
   let options = [
     Option<"numStages", "num-stages", "unsigned", /*default=*/"0",
            "Stages (0: take the module's tessel.num_stages, else 1)">,
-    Option<"useTma", "tma", "bool", /*default=*/"true",
-           "On sm_90a, copy blocks of row-major matrices feeding async wgmma dots with the "
-           "bulk tensor engine (a tensor-map kernel parameter each)">,
+    Option<"tmaOperands", "tma", "std::string", /*default=*/"\"b\"",
+           "On sm_90a, the operands of async wgmma dots (\"a\", \"b\", \"ab\" or \"\") "
+           "copied by the bulk tensor engine when they are blocks of row-major matrices "
+           "(a tensor-map kernel parameter each)">,
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];

@@ -19,7 +19,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   // pipeliner's cloned address slices stay small).
   pm.addPass(createLoopInvariantCodeMotionPass());
   TesselSoftwarePipelineOptions pipelineOptions;
-  pipelineOptions.useTma = options.useTma;
+  pipelineOptions.tmaOperands = options.tmaOperands;
   pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

@@ -110,19 +110,20 @@ SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsign
   return dots;
 }
 
-/// The bulk-copy (TMA) form of every load of `loop`, when each one feeds an async dot
-/// (so its buffer gets wgmma's swizzled layout), reads one block of a row-major matrix
-/// (BlockAccess.h) and its base and row stride are 16-byte aligned (the tensor map's
-/// requirement: the divisible-by-16 variant); otherwise empty.
-SmallVector<BlockAccess> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots) {
-  SmallVector<BlockAccess> accesses;
+/// Whether each load of `loop` is copied by the bulk tensor engine (TMA): loads feeding
+/// an async dot as an operand named in `operands` ("a", "b" or both; their buffers get
+/// wgmma's swizzled layout) that read one block of a row-major matrix (BlockAccess.h)
+/// whose base and row stride are 16-byte aligned (the tensor map's requirement: the
+/// divisible-by-16 variant).
+SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots,
+                               StringRef operands) {
+  SmallVector<bool> viaTma;
   for (LoadOp load : loads) {
-    bool feedsAsyncDot = llvm::any_of(asyncDots, [&](DotOp dot) {
-      return dot.getA() == load.getResult() || dot.getB() == load.getResult();
+    bool wanted = llvm::any_of(asyncDots, [&](DotOp dot) {
+      return (dot.getA() == load.getResult() && operands.contains('a')) ||
+             (dot.getB() == load.getResult() && operands.contains('b'));
     });
     FailureOr<BlockAccess> access = matchBlockAccess(load);
-    if (!feedsAsyncDot || failed(access))
-      return {};
     auto func = load->getParentOfType<func::FuncOp>();
     auto aligned = [&](const ArgOrConstant &v, int64_t multiple) {
       if (v.argument < 0)
@@ -130,15 +131,16 @@ SmallVector<BlockAccess> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> as
       auto attr = func.getArgAttrOfType<IntegerAttr>(v.argument, "tessel.divisibility");
       return attr && attr.getInt() % multiple == 0;
     };
-    ArgOrConstant base;
-    base.argument = access->baseArgument;
-    // The base in bytes is what the divisibility says of the pointer; the stride is in
-    // elements (2 bytes here), 16 bytes = 8 elements.
-    if (!aligned(base, 16) || !aligned(access->rowStride, 8))
-      return {};
-    accesses.push_back(*access);
+    bool ok = wanted && succeeded(access);
+    if (ok) {
+      ArgOrConstant base;
+      base.argument = access->baseArgument;
+      // The pointer's divisibility is in bytes, the stride's in elements (2 bytes here).
+      ok = aligned(base, 16) && aligned(access->rowStride, 8);
+    }
+    viaTma.push_back(ok);
   }
-  return accesses;
+  return viaTma;
 }
 
 /// Loads of `loop` that can be pipelined (see the pass description).
@@ -245,9 +247,11 @@ struct TesselSoftwarePipelinePass
       asyncDots = findAsyncDots(loop, loads, numWarps, arch);
     // Iterations copied ahead: one less while a dot may still read last iteration's slot.
     unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
-    SmallVector<BlockAccess> tma;
-    if (useTma)
-      tma = findTmaLoads(loads, asyncDots);
+    SmallVector<bool> viaTma(loads.size(), false);
+    if (!asyncDots.empty())
+      viaTma = findTmaLoads(loads, asyncDots, tmaOperands);
+    unsigned tmaCount = unsigned(llvm::count(viaTma, true));
+    bool anyCpAsync = tmaCount < loads.size();
 
     MLIRContext *ctx = &getContext();
     Location loc = loop.getLoc();
@@ -273,21 +277,25 @@ struct TesselSoftwarePipelinePass
     // per load, a kernel parameter the runtime encodes (recorded in tessel.tensor_maps).
     Value barriers;
     SmallVector<Value> tensorMaps;
-    if (!tma.empty()) {
+    if (tmaCount) {
       barriers = LocalAllocOp::create(
           rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
           IntegerAttr());
       for (unsigned s = 0; s < stages; ++s)
         MBarrierInitOp::create(rewriter, loc, barrierAt(rewriter, loc, barriers,
                                                         constant(rewriter, i32, s)),
-                               unsigned(tma.size()));
+                               tmaCount);
       BarrierOp::create(rewriter, loc);
       auto func = loop->getParentOfType<func::FuncOp>();
       ModuleOp module = func->getParentOfType<ModuleOp>();
       SmallVector<Attribute> recipes;
       if (auto existing = module->getAttrOfType<ArrayAttr>("tessel.tensor_maps"))
         recipes.append(existing.begin(), existing.end());
-      for (auto [load, access] : llvm::zip(loads, tma)) {
+      for (auto [load, tma] : llvm::zip(loads, viaTma)) {
+        if (!tma) {
+          tensorMaps.push_back(Value());
+          continue;
+        }
         unsigned index = func.getNumArguments();
         NamedAttrList attrs;
         attrs.set("llvm.byval", TypeAttr::get(LLVM::LLVMArrayType::get(rewriter.getI8Type(), 128)));
@@ -300,7 +308,7 @@ struct TesselSoftwarePipelinePass
           return signalPassFailure();
         }
         tensorMaps.push_back(func.getArgument(index));
-        recipes.push_back(tensorMapRecipe(rewriter, load, access, index));
+        recipes.push_back(tensorMapRecipe(rewriter, load, *matchBlockAccess(load), index));
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     }
@@ -314,9 +322,11 @@ struct TesselSoftwarePipelinePass
         if (slice.contains(&op))
           b.clone(op, mapping);
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
-      if (!tma.empty()) {
+      if (tmaCount) {
         Value barrier = barrierAt(b, loc, barriers, slot);
         for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
+          if (!map)
+            continue;
           // Matched again: the loop (and its induction variable) may have been replaced.
           BlockAccess access = *matchBlockAccess(load);
           auto ringType = cast<SharedType>(ring.getType());
@@ -329,9 +339,12 @@ struct TesselSoftwarePipelinePass
           TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
                             inRange);
         }
-        return;
       }
-      for (auto [load, ring] : llvm::zip(loads, rings)) {
+      if (!anyCpAsync)
+        return;
+      for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
+        if (map)
+          continue;
         auto type = cast<RankedTensorType>(load.getType());
         Value mask = SplatOp::create(
             b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), inRange);
@@ -381,9 +394,9 @@ struct TesselSoftwarePipelinePass
     loop = newLoop;
 
     rewriter.setInsertionPointToStart(newLoop.getBody());
-    if (tma.empty()) {
+    if (anyCpAsync)
       AsyncWaitOp::create(rewriter, loc, distance - 1);
-    } else {
+    if (tmaCount) {
       // Iteration j = (iv - lb) / step reads slot j % S, whose barrier completes its
       // (j / S)-th phase: wait for parity (j / S) & 1.
       Value j = arith::SubIOp::create(rewriter, loc, newLoop.getInductionVar(), lb);
@@ -409,7 +422,7 @@ struct TesselSoftwarePipelinePass
       rewriter.eraseOp(load);
     }
     rewriter.setInsertionPointAfter(newLoop);
-    if (tma.empty())
+    if (anyCpAsync)
       AsyncWaitOp::create(rewriter, loc, 0);
 
     // Async dots: one group stays in flight into the next iteration; all are retired

@@ -33,8 +33,8 @@ OPTIONS:
                        bf16); overrides defaults and every @autotune config
   --kernel NAME        Compile only this kernel (repeatable; default: all)
   --num-warps N        num_warps of kernels without @autotune (default 4)
-  --no-tma             sm_90a: load wgmma operands with cp.async, not the bulk tensor
-                       engine (TMA)
+  --tma OPERANDS        sm_90a: wgmma operands loaded by the bulk tensor engine (TMA):
+                       a, b, ab or none (default b; the rest use cp.async)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -148,8 +148,14 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.arch = v;
-    } else if (is("--no-tma")) {
-      opts.noTma = true;
+    } else if (is("--tma")) {
+      if (!value("--tma", v))
+        return std::nullopt;
+      if (v != "a" && v != "b" && v != "ab" && v != "none") {
+        fail("--tma must be a, b, ab or none");
+        return std::nullopt;
+      }
+      opts.tmaOperands = v == "none" ? "" : v;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;

@@ -25,8 +25,8 @@ struct Options {
   /// --emit of the variant that assumes every pointer 16-byte aligned and every
   /// integer parameter a multiple of 16.
   bool specialize = false;
-  /// sm_90a: keep cp.async for wgmma operands instead of bulk tensor copies (TMA).
-  bool noTma = false;
+  /// sm_90a: the wgmma operands loaded by bulk tensor copies (TMA): "a", "b", "ab", "".
+  std::string tmaOperands = "b";
   bool json = false;
   /// Print nothing on success (the in-process JIT compiles through the same driver).
   bool quiet = false;
