@@ -276,7 +276,8 @@ struct TesselSoftwarePipelinePass
     // TMA: one mbarrier per slot (both copies of a stage arrive on it), and a tensor map
     // per load, a kernel parameter the runtime encodes (recorded in tessel.tensor_maps).
     Value barriers;
-    SmallVector<Value> tensorMaps;
+    SmallVector<Value> tensorMaps; // null for loads copied with cp.async
+
     if (tmaCount) {
       barriers = LocalAllocOp::create(
           rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
@@ -311,6 +312,8 @@ struct TesselSoftwarePipelinePass
         recipes.push_back(tensorMapRecipe(rewriter, load, *matchBlockAccess(load), index));
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
+    } else {
+      tensorMaps.assign(loads.size(), Value());
     }
 
     // Copies of iteration `iv` into `slot` of every ring, as one commit group.
