@@ -252,3 +252,40 @@ TEST_F(FakeDriver, PreloadAndExplain) {
   EXPECT_NE(lines[4].find("not usable on sm_90"), std::string::npos);
   EXPECT_EQ(kernel.packageHash(), fakePackage().contentHash());
 }
+
+TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
+  Package package = fakePackage();
+  KernelInfo &kernel = package.kernels[0];
+  // The specialised variant reads `out` as an n x n matrix with row stride n, in 64 x 64
+  // boxes: one CUtensorMap after the 4 kernel params (PTX declares 5).
+  Variant &spec = kernel.variants[1];
+  spec.ptx = ptxFor("k_spec").replace(ptxFor("k_spec").find("// params 4"), 11, "// params 5");
+  TensorMapSpec map;
+  map.param = 4;
+  map.pointer = 0;
+  map.rows.param = 1;
+  map.cols.param = 1;
+  map.rowStride.param = 1;
+  map.boxRows = map.boxCols = 64;
+  spec.tensorMaps = {map};
+  package.validate();
+  Kernel k = Kernel::load(package, "k");
+  k.launch(1, {aligned(), 32, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 1u);
+  // {cols, rows, row stride in bytes, box cols, box rows}
+  EXPECT_EQ(fake().tensorMaps[0], (std::vector<uint64_t>{32, 32, 64, 64, 64}));
+  const fakecuda::LaunchRecord &record = fake().launches.back();
+  EXPECT_EQ(record.entry, "k_spec");
+  EXPECT_EQ(record.params.size(), 5u);
+  // The generic variant has no map: nothing is encoded.
+  k.launch(1, {aligned(), 33, 0.5f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_generic");
+  EXPECT_EQ(fake().tensorMaps.size(), 1u);
+  // A row stride that is not a multiple of 16 bytes is refused by the encoder, with the
+  // numbers in the message.
+  spec.tensorMaps[0].rowStride = ParamOrValue{-1, 7};
+  Kernel odd = Kernel::load(package, "k");
+  std::string error = errorOf([&] { odd.launch(1, {aligned(), 32, 0.5f, 0}); });
+  EXPECT_NE(error.find("cuTensorMapEncodeTiled"), std::string::npos) << error;
+  EXPECT_NE(error.find("row stride 14 bytes"), std::string::npos) << error;
+}

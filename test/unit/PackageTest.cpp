@@ -309,3 +309,44 @@ TEST(Package, MutatedPackagesNeverCrash) {
     }
   }
 }
+
+/// The sample softmax kernel's first variant with a tensor map over `out` (rows from
+/// n_rows, columns n_cols, row stride `stride`).
+static Json withTensorMap(int param, int pointer) {
+  Json root = sampleJson();
+  Json map = Json::parse(R"({"param": 0, "pointer": 0, "rows": {"param": 3},
+      "cols": {"param": 4}, "row_stride": {"param": 2}, "box": [64, 64], "dtype": "bf16"})");
+  map.set("param", int64_t(param));
+  map.set("pointer", int64_t(pointer));
+  Json maps = Json::array();
+  maps.push(std::move(map));
+  variantJson(root, 0, 0).set("tensor_maps", std::move(maps));
+  return root;
+}
+
+TEST(Package, TensorMapsRoundTrip) {
+  // softmax(out, inp, stride, n_rows, n_cols): the map is parameter 5.
+  Package package = Package::parse(withTensorMap(5, 0).pretty(), "t.tslpkg");
+  const Variant &variant = package.kernel("softmax").variants[0];
+  ASSERT_EQ(variant.tensorMaps.size(), 1u);
+  const TensorMapSpec &map = variant.tensorMaps[0];
+  EXPECT_EQ(map.param, 5);
+  EXPECT_EQ(map.rows.param, 3);
+  EXPECT_EQ(map.cols.param, 4);
+  EXPECT_EQ(map.rowStride.param, 2);
+  EXPECT_EQ(map.boxRows, 64);
+  EXPECT_EQ(map.dtype, DType::BF16);
+  std::string text = package.serialize();
+  EXPECT_EQ(Package::parse(text, "t.tslpkg").serialize(), text);
+  EXPECT_TRUE(package.kernel("softmax").variants[1].tensorMaps.empty());
+}
+
+TEST(Package, TensorMapsAreChecked) {
+  EXPECT_NE(errorOf(withTensorMap(4, 0).pretty()).find(
+                "tensor map 0 is parameter 4, expected 5 (after the kernel's params)"),
+            std::string::npos)
+      << errorOf(withTensorMap(4, 0).pretty());
+  // `stride` (param 2) is not a pointer.
+  EXPECT_NE(errorOf(withTensorMap(5, 2).pretty()).find("'pointer' is not a pointer param"),
+            std::string::npos);
+}
