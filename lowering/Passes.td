@@ -37,6 +37,14 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
     - the dot reads slot i mod S (`tessel.local_index`) directly;
     - after the loop, `tessel.async_wait {pending = 0}`.
 
+    On sm_90a a wgmma-shaped dot whose accumulator only goes from one iteration's dot to
+    the next becomes `async` (`tessel.dot_wait {pending = 1}` after it, `{pending = 0}`
+    after the loop) and the copies run S-2 iterations ahead. Its operands named by the
+    `tma` option that read one block of a row-major matrix (lowering/BlockAccess.h) are
+    copied by the bulk tensor engine instead: `tessel.tma_copy` on one mbarrier per slot,
+    `tessel.mbarrier_wait` at the top of the iteration, a tensor-map kernel parameter per
+    load and its recipe in the module's `tessel.tensor_maps`.
+
     Barriers are not placed here: -tessel-insert-barriers does it. With num_stages < 2
     the pass does nothing.
   }];

@@ -25,6 +25,13 @@
 // iteration, so copies run one iteration less ahead (D = S-2): the slot iteration i fills
 // was last read by dot i-2, which every thread retired before iteration i's barrier.
 //
+// Operands of such dots named by the `tma` option ("b" by default) that read one block of
+// a row-major matrix (BlockAccess.h), 16-byte aligned, come by the bulk tensor engine
+// instead of cp.async: a `tessel.tma_copy` per load from a tensor-map kernel parameter
+// (appended to the function; its recipe goes to the module's tessel.tensor_maps for the
+// package), one mbarrier per slot, and at the top of iteration j a
+// `tessel.mbarrier_wait` on slot j % S for parity (j / S) & 1.
+//
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
 #include "lowering/BlockAccess.h"

@@ -24,6 +24,14 @@ Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
   return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
 }
 
+/// Replaces `op` (no results) by one inline-PTX statement.
+LogicalResult replaceWithPtx(ConversionPatternRewriter &rewriter, Operation *op,
+                             ValueRange operands, StringRef text, StringRef constraints) {
+  createInlinePtx(rewriter, op->getLoc(), Type(), operands, text, constraints);
+  rewriter.eraseOp(op);
+  return success();
+}
+
 /// Thread 0 (and `extra`, a predicate operand, if given) in predicate p.
 std::string threadZero(StringRef extra = "") {
   std::string text = "{\n.reg .pred p;\n.reg .b32 t, rr, cc;\nmov.u32 t, %tid.x;\n";
@@ -38,16 +46,13 @@ struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(MBarrierInitOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value bar = sharedAddress(rewriter, loc, adaptor.getBarrier().front());
+    Value bar = sharedAddress(rewriter, op.getLoc(), adaptor.getBarrier().front());
     std::string text = threadZero() +
                        llvm::formatv("@p mbarrier.init.shared::cta.b64 [$0], {0};\n"
                                      "@p fence.mbarrier_init.release.cluster;\n}",
                                      op.getCount())
                            .str();
-    createInlinePtx(rewriter, loc, Type(), ValueRange{bar}, text, "r");
-    rewriter.eraseOp(op);
-    return success();
+    return replaceWithPtx(rewriter, op, ValueRange{bar}, text, "r");
   }
 };
 
@@ -96,9 +101,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                                 sharedAddress(rewriter, loc, adaptor.getDst().front()),
                                 sharedAddress(rewriter, loc, adaptor.getBarrier().front()),
                                 adaptor.getPred().front()};
-    createInlinePtx(rewriter, loc, Type(), operands, text, "l,r,r,r,r,b");
-    rewriter.eraseOp(op);
-    return success();
+    return replaceWithPtx(rewriter, op, operands, text, "l,r,r,r,r,b");
   }
 };
 
@@ -106,15 +109,12 @@ struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(MBarrierWaitOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value bar = sharedAddress(rewriter, loc, adaptor.getBarrier().front());
+    Value bar = sharedAddress(rewriter, op.getLoc(), adaptor.getBarrier().front());
     std::string text = "{\n.reg .pred p;\nTESSEL_WAIT_${:uid}:\n"
                        "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
                        "@!p bra TESSEL_WAIT_${:uid};\n}";
-    createInlinePtx(rewriter, loc, Type(), ValueRange{bar, adaptor.getPhase().front()}, text,
-                    "r,r");
-    rewriter.eraseOp(op);
-    return success();
+    return replaceWithPtx(rewriter, op, ValueRange{bar, adaptor.getPhase().front()}, text,
+                          "r,r");
   }
 };
 } // namespace
