@@ -60,7 +60,9 @@ void walkOp(Operation *op, HazardState &state) {
     return;
   }
   if (isa<AsyncCopyOp, TmaCopyOp>(op)) {
-    Value dst = isa<AsyncCopyOp>(op) ? cast<AsyncCopyOp>(op).getDst() : cast<TmaCopyOp>(op).getDst();
+    // Both write their buffer through operand 'dst'.
+    Value dst = isa<AsyncCopyOp>(op) ? cast<AsyncCopyOp>(op).getDst()
+                                     : cast<TmaCopyOp>(op).getDst();
     if (state.read.contains(getSharedAlloc(dst))) {
       BarrierOp::create(b, op->getLoc());
       state.clear();

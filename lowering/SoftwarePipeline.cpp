@@ -177,12 +177,12 @@ SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, llvm::SetVector<Operat
   return loads;
 }
 
-/// Slot `slot` of the mbarrier stack.
-Value barrierAt(OpBuilder &b, Location loc, Value barriers, Value slot) {
-  auto type = cast<SharedType>(barriers.getType());
+/// Slot `slot` of a stack of shared buffers (a ring of tiles or of mbarriers).
+Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
+  auto type = cast<SharedType>(stack.getType());
   return LocalIndexOp::create(
       b, loc, SharedType::get(b.getContext(), type.getShape().drop_front(), type.getElementType()),
-      barriers, slot);
+      stack, slot);
 }
 
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
@@ -290,7 +290,7 @@ struct TesselSoftwarePipelinePass
           rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
           IntegerAttr());
       for (unsigned s = 0; s < stages; ++s)
-        MBarrierInitOp::create(rewriter, loc, barrierAt(rewriter, loc, barriers,
+        MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers,
                                                         constant(rewriter, i32, s)),
                                tmaCount);
       BarrierOp::create(rewriter, loc);
@@ -333,16 +333,13 @@ struct TesselSoftwarePipelinePass
           b.clone(op, mapping);
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
       if (tmaCount) {
-        Value barrier = barrierAt(b, loc, barriers, slot);
+        Value barrier = slotOf(b, loc, barriers, slot);
         for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
           if (!map)
             continue;
           // Matched again: the loop (and its induction variable) may have been replaced.
           BlockAccess access = *matchBlockAccess(load);
-          auto ringType = cast<SharedType>(ring.getType());
-          Value tile = LocalIndexOp::create(
-              b, loc, SharedType::get(ctx, ringType.getShape().drop_front(), ringType.getElementType()),
-              ring, slot);
+          Value tile = slotOf(b, loc, ring, slot);
           auto start = [&](Value v) {
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
@@ -360,10 +357,7 @@ struct TesselSoftwarePipelinePass
             b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), inRange);
         if (load.getMask())
           mask = arith::AndIOp::create(b, loc, mapping.lookupOrDefault(load.getMask()), mask);
-        auto ringType = cast<SharedType>(ring.getType());
-        Value tile = LocalIndexOp::create(
-            b, loc, SharedType::get(ctx, ringType.getShape().drop_front(), type.getElementType()),
-            ring, slot);
+        Value tile = slotOf(b, loc, ring, slot);
         AsyncCopyOp::create(b, loc, mapping.lookupOrDefault(load.getPtr()), tile, mask);
       }
       AsyncCommitOp::create(b, loc);
@@ -415,7 +409,7 @@ struct TesselSoftwarePipelinePass
       phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
       if (ivType != i32)
         phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
-      MBarrierWaitOp::create(rewriter, loc, barrierAt(rewriter, loc, barriers, readSlot), phase);
+      MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot), phase);
     }
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
                                         constant(rewriter, ivType, int64_t(distance) * *step));
@@ -423,11 +417,7 @@ struct TesselSoftwarePipelinePass
 
     for (auto [load, ring] : llvm::zip(loads, rings)) {
       rewriter.setInsertionPoint(load);
-      auto ringType = cast<SharedType>(ring.getType());
-      Value tile = LocalIndexOp::create(
-          rewriter, load.getLoc(),
-          SharedType::get(ctx, ringType.getShape().drop_front(), ringType.getElementType()), ring,
-          readSlot);
+      Value tile = slotOf(rewriter, load.getLoc(), ring, readSlot);
       load.getResult().replaceAllUsesWith(tile);
       rewriter.eraseOp(load);
     }

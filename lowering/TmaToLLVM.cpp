@@ -82,18 +82,16 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                             rowOffset, colOffset, dstOffset)
                   .str();
     };
+    // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
+    auto offset = [&](int64_t row, int64_t col) {
+      return getWgmmaBoxOffset(operand, row, col, rows, numWarps, elementBytes);
+    };
     if (operand == "a") {
-      // 8-row groups to their shared rows (WgmmaLayout.h).
-      int64_t w8 = 8 * numWarps, repeats = rows / w8;
-      for (int64_t t = 0; t < rows; t += 8) {
-        int64_t r = t / w8, w = (t / 8) % numWarps, g = w / 4;
-        int64_t s = 32 * repeats * g + 64 * (r / 2) + 16 * (w % 4) + 8 * (r % 2);
-        box(t, 0, s * 128);
-      }
+      for (int64_t t = 0; t < rows; t += 8)
+        box(t, 0, offset(t, 0));
     } else {
-      int64_t perBlock = 128 / elementBytes;
-      for (int64_t block = 0; block * perBlock < cols; ++block)
-        box(0, block * perBlock, block * rows * 128);
+      for (int64_t c = 0; c < cols; c += 128 / elementBytes)
+        box(0, c, offset(0, c));
     }
     text += "}";
     SmallVector<Value> operands{adaptor.getTensorMap().front(), adaptor.getRow().front(),

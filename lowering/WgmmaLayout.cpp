@@ -53,6 +53,49 @@ StringRef mlir::tessel::getWgmmaOperand(Value shared) {
   return attr ? attr.getValue() : "";
 }
 
+/// Shared row of A's tile row t (WgmmaLayout.h); one formula for constants and values.
+template <typename Int, typename Ops>
+static Int sharedRowOfA(Int t, int64_t rows, unsigned numWarps, Ops ops) {
+  int64_t w8 = 8 * numWarps, repeats = rows / w8;
+  Int r = ops.div(t, w8);
+  Int w = ops.andi(ops.shr(t, 3), numWarps - 1);
+  Int g = ops.shr(w, 2);
+  Int s = ops.mul(g, 32 * repeats);
+  s = ops.add(s, ops.mul(ops.shr(r, 1), 64));
+  s = ops.add(s, ops.mul(ops.andi(w, 3), 16));
+  s = ops.add(s, ops.mul(ops.andi(r, 1), 8));
+  return ops.add(s, ops.andi(t, 7));
+}
+
+namespace {
+struct ConstantOps {
+  int64_t div(int64_t x, int64_t c) const { return x / c; }
+  int64_t shr(int64_t x, unsigned c) const { return x >> c; }
+  int64_t andi(int64_t x, int64_t c) const { return x & c; }
+  int64_t mul(int64_t x, int64_t c) const { return x * c; }
+  int64_t add(int64_t x, int64_t y) const { return x + y; }
+};
+struct ValueOps {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) const { return createI32(b, loc, v); }
+  Value div(Value x, int64_t v) const { return arith::DivUIOp::create(b, loc, x, c(v)); }
+  Value shr(Value x, unsigned v) const { return arith::ShRUIOp::create(b, loc, x, c(v)); }
+  Value andi(Value x, int64_t v) const { return arith::AndIOp::create(b, loc, x, c(v)); }
+  Value mul(Value x, int64_t v) const { return arith::MulIOp::create(b, loc, x, c(v)); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+};
+} // namespace
+
+int64_t mlir::tessel::getWgmmaBoxOffset(StringRef operand, int64_t row, int64_t col,
+                                        int64_t rows, unsigned numWarps,
+                                        unsigned elementBytes) {
+  if (operand == "a")
+    return sharedRowOfA<int64_t>(row, rows, numWarps, ConstantOps()) * 128;
+  // B: 64-column blocks `rows` 128-byte rows apart.
+  return col / (128 / elementBytes) * rows * 128;
+}
+
 Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand,
                                          Value row, Value col, int64_t rows, int64_t cols,
                                          unsigned numWarps, unsigned elementBytes) {
@@ -65,15 +108,7 @@ Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef o
   unsigned perRow = 128 / elementBytes;  // elements per 128-byte swizzle row
   if (operand == "a") {
     // Shared row of tile row t (see the header), then the swizzled chunk.
-    int64_t w8 = 8 * numWarps, repeats = rows / w8;
-    Value r = arith::DivUIOp::create(b, loc, row, c(w8));
-    Value w = andi(shr(row, 3), numWarps - 1);
-    Value g = shr(w, 2);
-    Value s = mul(g, 32 * repeats);
-    s = add(s, mul(shr(r, 1), 64));
-    s = add(s, mul(andi(w, 3), 16));
-    s = add(s, mul(andi(r, 1), 8));
-    s = add(s, andi(row, 7));
+    Value s = sharedRowOfA<Value>(row, rows, numWarps, ValueOps{b, loc});
     Value chunk = arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, col, c(perChunk)),
                                         andi(s, 7));
     Value offset = add(mul(s, 128), mul(chunk, 16));

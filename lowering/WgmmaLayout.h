@@ -54,6 +54,12 @@ StringRef getWgmmaOperand(Value shared);
 /// in: wgmma's swizzled layout has no padding.
 int64_t getSharedBytes(SharedType type, bool wgmmaLayout);
 
+/// Byte offset in a wgmma operand's tile where a box the bulk tensor engine copies
+/// starts: for "a" the 8-row group of tile row `row` (a multiple of 8), for "b" the
+/// 64-column (128-byte) block of tile column `col`. The same placement as below.
+int64_t getWgmmaBoxOffset(StringRef operand, int64_t row, int64_t col, int64_t rows,
+                          unsigned numWarps, unsigned elementBytes);
+
 /// Byte offset (i32) in a wgmma operand's tile of element (row, col) of the tile.
 /// `numWarps` matters for A (its row permutation).
 Value getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand, Value row, Value col,

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <type_traits>
@@ -50,23 +51,31 @@ double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
   return times[times.size() / 2];
 }
 
-/// Medians (ms) of `a` and `b` timed in alternating rounds of `perRound` launches each
-/// (after `warmup` untimed launches of both), `samples` launches in all per side: clock and
-/// temperature drift during the run then weighs on both sides alike.
-template <typename FnA, typename FnB>
-std::pair<double, double> interleavedMediansMs(Driver &driver, int64_t warmup, int64_t samples,
-                                               int64_t perRound, FnA a, FnB b) {
-  std::vector<double> timesA, timesB;
+/// Each of `fns` timed in alternating rounds of `perRound` launches (`samples` launches
+/// in all per function; `warmup` untimed launches before the first round, one before the
+/// others): the rounds' medians (ms) per function, sorted. Clock and temperature drift
+/// during the run then weighs on every function alike.
+inline std::vector<std::vector<double>>
+roundMediansMs(Driver &driver, int64_t warmup, int64_t samples, int64_t perRound,
+               const std::vector<std::function<void()>> &fns) {
+  std::vector<std::vector<double>> rounds(fns.size());
   for (int64_t done = 0; done < samples; done += perRound) {
     int64_t n = std::min(perRound, samples - done);
-    timesA.push_back(medianMs(driver, done == 0 ? warmup : 1, n, a));
-    timesB.push_back(medianMs(driver, done == 0 ? warmup : 1, n, b));
+    for (size_t i = 0; i < fns.size(); ++i)
+      rounds[i].push_back(medianMs(driver, done == 0 ? warmup : 1, n, fns[i]));
   }
-  auto median = [](std::vector<double> &v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  return {median(timesA), median(timesB)};
+  for (std::vector<double> &r : rounds)
+    std::sort(r.begin(), r.end());
+  return rounds;
+}
+
+/// Medians (ms) of `a` and `b` over alternating rounds (roundMediansMs).
+inline std::pair<double, double> interleavedMediansMs(Driver &driver, int64_t warmup,
+                                                      int64_t samples, int64_t perRound,
+                                                      std::function<void()> a,
+                                                      std::function<void()> b) {
+  auto rounds = roundMediansMs(driver, warmup, samples, perRound, {std::move(a), std::move(b)});
+  return {rounds[0][rounds[0].size() / 2], rounds[1][rounds[1].size() / 2]};
 }
 
 /// A constexpr of a package variant (0 when absent).

@@ -130,16 +130,14 @@ int runMatmul(int argc, char **argv) {
       // fastest are timed again in alternating rounds before one is chosen.
       std::sort(ranked.begin(), ranked.end());
       ranked.resize(std::min<size_t>(ranked.size(), 3));
-      std::vector<std::vector<double>> rounds(ranked.size());
-      for (int round = 0; round < 4; ++round)
-        for (size_t i = 0; i < ranked.size(); ++i)
-          rounds[i].push_back(
-              medianMs(driver, 1, tuneSamples, [&] { launch(ranked[i].second); }));
+      std::vector<std::function<void()>> candidates;
+      for (auto &[ms, config] : ranked)
+        candidates.push_back([&launch, c = config] { launch(c); });
+      auto rounds = roundMediansMs(driver, 1, 4 * tuneSamples, tuneSamples, candidates);
       int best = -1;
       double bestMs = 0;
       for (size_t i = 0; i < ranked.size(); ++i) {
-        std::sort(rounds[i].begin(), rounds[i].end());
-        double ms = (rounds[i][1] + rounds[i][2]) / 2;
+        double ms = (rounds[i][1] + rounds[i][2]) / 2; // median of the 4 rounds
         if (verbose)
           std::cerr << "  confirm config " << ranked[i].second << ": " << ms << " ms\n";
         if (best < 0 || ms < bestMs) {
