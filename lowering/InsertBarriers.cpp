@@ -13,14 +13,21 @@
 // that barrier (generic-proxy writes, async-proxy reads). Bulk copies (tessel.tma_copy)
 // need no barrier before a read: each thread waits on their mbarrier itself; overwriting
 // a buffer still being read needs one, as for cp.async.
+// Reads are remembered per slot of a ring (tessel.local_index) where the slot is known:
+// a copy into another slot of the same ring needs no barrier. Two slots are known
+// distinct when they are constants that differ, or rotating slots of one loop (iter_args
+// that start at different constants below S and advance by one modulo the same S, as
+// the software pipeliner's read and write slots do). Across a back edge a slot's value
+// changes, so reads that reach the next iteration count for the whole ring.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
 #include "lowering/WgmmaLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELINSERTBARRIERS
@@ -32,18 +39,96 @@ using namespace mlir::tessel;
 
 namespace {
 
+/// A rotating slot: an scf.for iter_arg that starts at `init` and advances to
+/// `x + 1 == modulus ? 0 : x + 1` each iteration.
+struct RotatingSlot {
+  Operation *loop;
+  int64_t init, modulus;
+};
+
+std::optional<RotatingSlot> matchRotatingSlot(Value slot) {
+  auto arg = dyn_cast<BlockArgument>(slot);
+  auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : scf::ForOp();
+  if (!loop || arg.getArgNumber() == 0) // 0 is the induction variable
+    return std::nullopt;
+  unsigned index = arg.getArgNumber() - 1;
+  IntegerAttr init;
+  if (!matchPattern(loop.getInitArgs()[index], m_Constant(&init)))
+    return std::nullopt;
+  Value next = loop.getBody()->getTerminator()->getOperand(index);
+  auto select = next.getDefiningOp<arith::SelectOp>();
+  auto wrap = select ? select.getCondition().getDefiningOp<arith::CmpIOp>() : arith::CmpIOp();
+  auto increment = select ? select.getFalseValue().getDefiningOp<arith::AddIOp>() : arith::AddIOp();
+  IntegerAttr modulus;
+  if (!wrap || !increment || wrap.getPredicate() != arith::CmpIPredicate::eq ||
+      wrap.getLhs() != increment.getResult() || increment.getLhs() != arg ||
+      !matchPattern(increment.getRhs(), m_One()) || !matchPattern(select.getTrueValue(), m_Zero()) ||
+      !matchPattern(wrap.getRhs(), m_Constant(&modulus)))
+    return std::nullopt;
+  if (init.getInt() < 0 || init.getInt() >= modulus.getInt())
+    return std::nullopt;
+  return RotatingSlot{loop, init.getInt(), modulus.getInt()};
+}
+
+/// Whether slots `a` and `b` of one ring differ in every iteration of the code that
+/// computes them.
+bool areDistinctSlots(Value a, Value b) {
+  if (!a || !b)
+    return false;
+  IntegerAttr ca, cb;
+  if (matchPattern(a, m_Constant(&ca)) && matchPattern(b, m_Constant(&cb)))
+    return ca.getInt() != cb.getInt();
+  std::optional<RotatingSlot> ra = matchRotatingSlot(a), rb = matchRotatingSlot(b);
+  return ra && rb && ra->loop == rb->loop && ra->modulus == rb->modulus && ra->init != rb->init;
+}
+
+/// A shared buffer and, where known, the slot of it (null: the whole buffer).
+struct SharedRead {
+  Operation *alloc;
+  Value slot;
+  bool operator==(const SharedRead &other) const {
+    return alloc == other.alloc && slot == other.slot;
+  }
+};
+
+SharedRead getSharedRead(Value shared) {
+  Value slot;
+  if (auto index = shared.getDefiningOp<LocalIndexOp>())
+    if (index.getSrc().getDefiningOp<LocalAllocOp>())
+      slot = index.getIndex();
+  return {getSharedAlloc(shared), slot};
+}
+
 struct HazardState {
   Operation *pendingWait = nullptr; // the wait whose copies others may not see yet
-  llvm::SmallPtrSet<Operation *, 4> read;
+  SmallVector<SharedRead, 4> read;
 
+  void addRead(SharedRead r) {
+    if (!llvm::is_contained(read, r))
+      read.push_back(r);
+  }
   void join(const HazardState &other) {
     if (!pendingWait)
       pendingWait = other.pendingWait;
-    read.insert(other.read.begin(), other.read.end());
+    for (const SharedRead &r : other.read)
+      addRead(r);
   }
   void clear() {
     pendingWait = nullptr;
     read.clear();
+  }
+  /// Reads that cross a back edge or leave a loop: their slot values no longer hold.
+  void forgetSlots() {
+    HazardState whole;
+    for (const SharedRead &r : read)
+      whole.addRead({r.alloc, Value()});
+    read = whole.read;
+  }
+  /// Whether someone may still read what a copy into `dst` overwrites.
+  bool mayBeRead(SharedRead dst) const {
+    return llvm::any_of(read, [&](const SharedRead &r) {
+      return r.alloc == dst.alloc && !areDistinctSlots(r.slot, dst.slot);
+    });
   }
 };
 
@@ -63,7 +148,7 @@ void walkOp(Operation *op, HazardState &state) {
     // Both write their buffer through operand 'dst'.
     Value dst = isa<AsyncCopyOp>(op) ? cast<AsyncCopyOp>(op).getDst()
                                      : cast<TmaCopyOp>(op).getDst();
-    if (state.read.contains(getSharedAlloc(dst))) {
+    if (state.mayBeRead(getSharedRead(dst))) {
       BarrierOp::create(b, op->getLoc());
       state.clear();
     }
@@ -81,7 +166,7 @@ void walkOp(Operation *op, HazardState &state) {
         BarrierOp::create(b, op->getLoc());
         state.clear();
       }
-      state.read.insert(getSharedAlloc(operand));
+      state.addRead(getSharedRead(operand));
     }
     return;
   }
@@ -90,8 +175,10 @@ void walkOp(Operation *op, HazardState &state) {
     HazardState body = state;
     walkBlock(*loop.getBody(), body);
     HazardState again = body; // the back edge: iteration i+1 after iteration i
+    again.forgetSlots();
     again.join(entry);
     walkBlock(*loop.getBody(), again);
+    again.forgetSlots();
     state = entry; // zero iterations
     state.join(again);
     return;

@@ -9,14 +9,18 @@
 //   copies of iterations 0 .. D-1 into slots 0 .. D-1, one commit group each
 //   scf.for %iv ... iter_args(..., %read = 0, %write = D) {
 //     tessel.async_wait {pending = D-1}          // iteration %iv's copies have landed
-//     copy iteration %iv + D*%c into slot %write; commit
 //     %a = tessel.local_index %ring[%read]
 //     %d = tessel.dot %a, ...
+//     copy iteration %iv + D*%c into slot %write; commit
 //   }
 //   tessel.async_wait {pending = 0}
 // The address computation of the load (its backward slice in the body, which may use
 // only %iv and loop invariants) is cloned for the iteration being copied; the copy is
 // masked with `iteration < %ub` so copies past the end do nothing but zero-fill.
+// The copies follow the dots (mma.sync: the tensor cores need not wait for their issue);
+// loops with wgmma dots issue them first instead. %write is never %read, and the slot
+// %write names was last read in the previous iteration, before the barrier that
+// -tessel-insert-barriers puts after the wait.
 //
 // A dot that will run on sm_90a's wgmma (both operands pipelined, S >= 3, the
 // accumulator only carried from one iteration's dot to the next) becomes `async` and
@@ -252,6 +256,17 @@ struct TesselSoftwarePipelinePass
     SmallVector<DotOp> asyncDots;
     if (stages >= 3)
       asyncDots = findAsyncDots(loop, loads, numWarps, arch);
+    // Where the in-loop copies go: after the dots when every dot runs on mma.sync, so the
+    // tensor cores start on the landed slot right after the barrier and the copies' issue
+    // and address arithmetic overlap the mma stream (ptxas cannot hoist an ldmatrix over
+    // a cp.async, which may write the same shared memory). wgmma dots keep them first:
+    // the copies are then in flight while the asynchronous wgmma runs.
+    bool copiesLast = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
+      auto a = cast<ShapedType>(dot.getA().getType());
+      auto b = cast<ShapedType>(dot.getB().getType());
+      return canUseWgmma(a.getElementType(), a.getDimSize(0), b.getDimSize(1),
+                         a.getDimSize(1), numWarps, arch);
+    });
     // Iterations copied ahead: one less while a dot may still read last iteration's slot.
     unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
     SmallVector<bool> viaTma(loads.size(), false);
@@ -411,6 +426,8 @@ struct TesselSoftwarePipelinePass
         phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
       MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot), phase);
     }
+    if (copiesLast)
+      rewriter.setInsertionPoint(newLoop.getBody()->getTerminator());
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
                                         constant(rewriter, ivType, int64_t(distance) * *step));
     emitCopies(rewriter, ahead, writeSlot);

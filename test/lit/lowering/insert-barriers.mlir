@@ -70,3 +70,148 @@ func.func @no_reader(%p: tensor<64x32x!tessel.ptr<bf16>>) {
   tessel.async_wait {pending = 0 : i32}
   return
 }
+
+// -----
+
+// The software pipeliner's mma.sync loop: the dot reads slot %read, then the copies fill
+// slot %write. Both rotate modulo 3 from different starts, so they never meet within an
+// iteration: no barrier between the dot and the copy. The slot %write names was read by
+// the previous iteration's dot, which the barrier after the wait already waited for.
+// CHECK-LABEL: func.func @copy_after_dot_other_slot
+// CHECK: scf.for
+// CHECK-NEXT: tessel.async_wait {pending = 1 : i32}
+// CHECK-NEXT: tessel.barrier
+// CHECK-NOT: tessel.barrier
+// CHECK: tessel.dot
+// CHECK-NOT: tessel.barrier
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.barrier
+// CHECK: scf.yield
+func.func @copy_after_dot_other_slot(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: !tessel.shared<32x64xbf16>,
+                                     %n: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %c3 = arith.constant 3 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %ring = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
+  %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %read = %c0, %write = %c2)
+      -> (tensor<64x64xf32>, i32, i32) : i32 {
+    tessel.async_wait {pending = 1 : i32}
+    %x = tessel.local_index %ring[%read] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    %d = tessel.dot %x, %y, %acc : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
+    %w = tessel.local_index %ring[%write] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    tessel.async_copy %p into %w : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    tessel.async_commit
+    %r1 = arith.addi %read, %c1 : i32
+    %rw = arith.cmpi eq, %r1, %c3 : i32
+    %rn = arith.select %rw, %c0, %r1 : i32
+    %w1 = arith.addi %write, %c1 : i32
+    %ww = arith.cmpi eq, %w1, %c3 : i32
+    %wn = arith.select %ww, %c0, %w1 : i32
+    scf.yield %d, %rn, %wn : tensor<64x64xf32>, i32, i32
+  }
+  return %r#0 : tensor<64x64xf32>
+}
+
+// -----
+
+// The same loop with both slots starting at 0: they are the same slot, so the copy must
+// wait for every thread's dot.
+// CHECK-LABEL: func.func @copy_after_dot_same_slot
+// CHECK: tessel.dot
+// CHECK-NEXT: tessel.local_index
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.async_copy
+func.func @copy_after_dot_same_slot(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: !tessel.shared<32x64xbf16>,
+                                    %n: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c3 = arith.constant 3 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %ring = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
+  %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %read = %c0, %write = %c0)
+      -> (tensor<64x64xf32>, i32, i32) : i32 {
+    tessel.async_wait {pending = 1 : i32}
+    %x = tessel.local_index %ring[%read] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    %d = tessel.dot %x, %y, %acc : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
+    %w = tessel.local_index %ring[%write] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    tessel.async_copy %p into %w : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    tessel.async_commit
+    %r1 = arith.addi %read, %c1 : i32
+    %rw = arith.cmpi eq, %r1, %c3 : i32
+    %rn = arith.select %rw, %c0, %r1 : i32
+    %w1 = arith.addi %write, %c1 : i32
+    %ww = arith.cmpi eq, %w1, %c3 : i32
+    %wn = arith.select %ww, %c0, %w1 : i32
+    scf.yield %d, %rn, %wn : tensor<64x64xf32>, i32, i32
+  }
+  return %r#0 : tensor<64x64xf32>
+}
+
+// -----
+
+// Slots that are not known to rotate (here the induction variable) may coincide: barrier.
+// Constant slots that differ need none.
+// CHECK-LABEL: func.func @unknown_and_constant_slots
+// CHECK: tessel.dot
+// CHECK-NEXT: tessel.local_index
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.async_copy
+// CHECK: tessel.dot
+// CHECK-NEXT: tessel.local_index
+// CHECK-NEXT: tessel.async_copy
+func.func @unknown_and_constant_slots(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: !tessel.shared<32x64xbf16>,
+                                      %acc: tensor<64x64xf32>, %i: i32, %j: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %ring = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
+  tessel.async_wait {pending = 0 : i32}
+  %x = tessel.local_index %ring[%i] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+  %d = tessel.dot %x, %y, %acc : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
+  %w = tessel.local_index %ring[%j] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+  tessel.async_copy %p into %w : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  tessel.async_commit
+  tessel.async_wait {pending = 0 : i32}
+  %x0 = tessel.local_index %ring[%c0] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+  %e = tessel.dot %x0, %y, %d : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
+  %w1 = tessel.local_index %ring[%c1] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+  tessel.async_copy %p into %w1 : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  return %e : tensor<64x64xf32>
+}
+
+// -----
+
+// Without a barrier at the top of the loop, the copy of iteration i+1 would overwrite the
+// slot iteration i's dot read (%write advances into %read's old slot): reads that cross
+// the back edge count for the whole ring, so the copy gets a barrier.
+// CHECK-LABEL: func.func @back_edge_forgets_slots
+// CHECK: scf.for
+// CHECK: tessel.dot
+// CHECK-NEXT: tessel.local_index
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.async_copy
+func.func @back_edge_forgets_slots(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: !tessel.shared<32x64xbf16>,
+                                   %n: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %c3 = arith.constant 3 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %ring = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
+  %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %read = %c0, %write = %c2)
+      -> (tensor<64x64xf32>, i32, i32) : i32 {
+    %x = tessel.local_index %ring[%read] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    %d = tessel.dot %x, %y, %acc : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
+    %w = tessel.local_index %ring[%write] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    tessel.async_copy %p into %w : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    %r1 = arith.addi %read, %c1 : i32
+    %rw = arith.cmpi eq, %r1, %c3 : i32
+    %rn = arith.select %rw, %c0, %r1 : i32
+    %w1 = arith.addi %write, %c1 : i32
+    %ww = arith.cmpi eq, %w1, %c3 : i32
+    %wn = arith.select %ww, %c0, %w1 : i32
+    scf.yield %d, %rn, %wn : tensor<64x64xf32>, i32, i32
+  }
+  return %r#0 : tensor<64x64xf32>
+}

@@ -15,9 +15,18 @@
 // CHECK: tessel.async_copy
 // CHECK: tessel.async_copy
 // CHECK: tessel.async_commit
-// The loop carries the slot it reads (from 0) and the slot it fills (from 2).
+// The loop carries the slot it reads (from 0) and the slot it fills (from 2). The dot
+// (mma.sync here) comes first, the copies 2 iterations ahead after it, so the tensor
+// cores need not wait for the copies to be issued.
 // CHECK: scf.for %[[IV:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[READ:.*]] = %c0_i32{{.*}}, %[[WRITE:.*]] = %c2_i32) -> (tensor<64x64xf32>, i32, i32)
 // CHECK-NEXT: tessel.async_wait {pending = 1 : i32}
+// CHECK-NOT: tessel.load
+// CHECK-NOT: tessel.async_copy
+// CHECK: %[[X:.*]] = tessel.local_index %[[A]][%[[READ]]]
+// CHECK-NOT: tessel.async_copy
+// CHECK: %[[Y:.*]] = tessel.local_index %[[B]][%[[READ]]]
+// CHECK-NOT: tessel.async_copy
+// CHECK: tessel.dot %[[X]], %[[Y]], %[[ACC]] : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
 // CHECK: %[[AHEAD:.*]] = arith.addi %[[IV]], %c64
 // CHECK: arith.cmpi slt, %[[AHEAD]], %[[UB]]
 // CHECK: tessel.local_index %[[A]][%[[WRITE]]]
@@ -25,10 +34,6 @@
 // CHECK: tessel.local_index %[[B]][%[[WRITE]]]
 // CHECK: tessel.async_copy
 // CHECK: tessel.async_commit
-// CHECK-NOT: tessel.load
-// CHECK: %[[X:.*]] = tessel.local_index %[[A]][%[[READ]]]
-// CHECK: %[[Y:.*]] = tessel.local_index %[[B]][%[[READ]]]
-// CHECK: tessel.dot %[[X]], %[[Y]], %[[ACC]] : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
 // CHECK: scf.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: tessel.async_wait {pending = 0 : i32}
