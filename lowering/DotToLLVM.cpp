@@ -149,6 +149,14 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   Value r8 = bits(lane, 0, 7);     // row within an 8x8 matrix
   Value mat01 = bits(lane, 3, 1);  // matrix index bit 0
   Value mat1 = bits(lane, 4, 1);   // matrix index bit 1
+  // Operands the bulk tensor engine put in 128-byte-swizzled buffers (WgmmaLayout.h):
+  // 16-byte chunk c of row r of a 64-column block sits at chunk c ^ (r % 8).
+  bool aSwizzled = getWgmmaOperand(op.getA()) == kSwizzledOperand;
+  bool bSwizzled = getWgmmaOperand(op.getB()) == kSwizzledOperand;
+  auto shl = [&](Value v, unsigned shift) {
+    return arith::ShLIOp::create(b, loc, v, createI32(b, loc, shift)).getResult();
+  };
+  auto xorWith = [&](Value v, Value x) { return arith::XOrIOp::create(b, loc, v, x).getResult(); };
 
   // A, ldmatrix.x4: matrix j = (rows 8-15 if j&1) x (k + 8 if j&2) of the 16x16 tile
   // (8-byte k halves, i.e. 4 elements, for tf32). Row of matrix row r: register row
@@ -158,6 +166,18 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   Value aCol = mul(b, loc, mat1, kStep / 2);
   Value aLane = arith::AddIOp::create(b, loc, mul(b, loc, aRow, staging.aStride), aCol);
   aLane = mul(b, loc, aLane, bytes);
+  // Swizzled A (one 64-column block, 128-byte rows): the lane's row, and its chunk
+  // (k / 8 + matrix bit 1) ^ row % 8 = (k / 8) ^ x for even k / 8.
+  Value aSwizzledRow = shl(aRow, 7), aChunkXor = xorWith(mat1, r8);
+  auto aAddress = [&](unsigned p, int64_t kk) -> Value {
+    if (!aSwizzled) {
+      int64_t offset = (int64_t(p) * 16 * wm * staging.aStride + kk) * bytes;
+      return byteOffset(b, loc, aBase, add(b, loc, aLane, offset));
+    }
+    Value chunk = xorWith(aChunkXor, createI32(b, loc, kk / 8));
+    Value offset = arith::AddIOp::create(b, loc, aSwizzledRow, shl(chunk, 4));
+    return byteOffset(b, loc, aBase, add(b, loc, offset, int64_t(p) * 16 * wm * 128));
+  };
 
   // B for f16/bf16, ldmatrix.x4.trans over two 8-column blocks: matrix j = (k + 8 if j&1)
   // x (block 2q + (j>>1)); rows are k, the 8 columns of a block are contiguous.
@@ -176,6 +196,27 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     bLane = arith::AddIOp::create(b, loc, mul(b, loc, bRow, staging.bStride), bCol);
   }
   bLane = mul(b, loc, bLane, bytes);
+  // Swizzled B (64-column blocks of K 128-byte rows): the lane's 8-column group
+  // g = warpN + wn * (q + matrix bit 1) lives in block g / 8 at chunk (g % 8) ^ (k % 8).
+  int64_t kRows = cast<ShapedType>(op.getB().getType()).getDimSize(0);
+  Value bGroup = warpN, bSwizzledRow;
+  if (bSwizzled) {
+    if (bPairs)
+      bGroup = arith::AddIOp::create(b, loc, warpN, mul(b, loc, mat1, wn));
+    bSwizzledRow = shl(arith::AddIOp::create(b, loc, mul(b, loc, mat01, 8), r8), 7);
+  }
+  auto bAddress = [&](unsigned q, int64_t kk) -> Value {
+    if (!bSwizzled) {
+      int64_t offset = (kk * staging.bStride + int64_t(q) * 8 * wn) * bytes;
+      return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
+    }
+    Value g = add(b, loc, bGroup, int64_t(q) * wn);
+    Value block = mul(b, loc, arith::ShRUIOp::create(b, loc, g, createI32(b, loc, 3)), kRows * 128);
+    Value chunk = xorWith(bits(g, 0, 7), r8);
+    Value offset = arith::AddIOp::create(b, loc, block, bSwizzledRow);
+    offset = arith::AddIOp::create(b, loc, offset, shl(chunk, 4));
+    return byteOffset(b, loc, bBase, add(b, loc, offset, kk * 128));
+  };
 
   Type i32 = b.getI32Type();
   Type f32 = b.getF32Type();
@@ -192,19 +233,16 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   for (int64_t kk = 0; kk < k; kk += kStep) {
     SmallVector<SmallVector<Value>> aFrags;
     for (unsigned p = 0; p < pairsM; ++p) {
-      int64_t offset = (int64_t(p) * 16 * wm * staging.aStride + kk) * bytes;
-      Value address = byteOffset(b, loc, aBase, add(b, loc, aLane, offset));
       SmallVector<Value> frag;
-      for (Value reg : ldmatrix(b, loc, address, 4, /*transpose=*/false))
+      for (Value reg : ldmatrix(b, loc, aAddress(p, kk), 4, /*transpose=*/false))
         frag.push_back(roundA ? roundToTF32(b, loc, reg) : asOperand(reg));
       aFrags.push_back(frag);
     }
     SmallVector<SmallVector<Value>> bFrags(blocksN);
     if (!tf32) {
       for (unsigned q = 0; q < blocksN; q += bPairs ? 2 : 1) {
-        int64_t offset = (kk * staging.bStride + int64_t(q) * 8 * wn) * bytes;
-        Value address = byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
-        SmallVector<Value> regs = ldmatrix(b, loc, address, bPairs ? 4 : 2, /*transpose=*/true);
+        SmallVector<Value> regs =
+            ldmatrix(b, loc, bAddress(q, kk), bPairs ? 4 : 2, /*transpose=*/true);
         bFrags[q] = {asOperand(regs[0]), asOperand(regs[1])};
         if (bPairs)
           bFrags[q + 1] = {asOperand(regs[2]), asOperand(regs[3])};
@@ -388,6 +426,12 @@ struct DotLowering : OpConversionPattern<DotOp> {
     Value scratch = getSharedMemoryBase(rewriter, loc);
     bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
     bool tf32 = useMma && getElementTypeOrSelf(op.getA().getType()).isF32();
+    for (Value operand : {op.getA(), op.getB()})
+      if (getWgmmaOperand(operand) == kSwizzledOperand &&
+          (!useMma || tf32 || cast<SharedType>(operand.getType()).getShape()[1] % 64 != 0 ||
+           (operand == op.getA() && cast<SharedType>(operand.getType()).getShape()[1] != 64)))
+        return op.emitOpError("reads a swizzled buffer but does not run on 16-bit mma.sync "
+                              "with a 64-column A");
     // Register operands go to the scratch (rounded to tf32 there); shared ones are read
     // in place, and -tessel-insert-barriers has ordered their copies.
     Value aBase = scratch, bBase;

@@ -161,7 +161,7 @@ void walkOp(Operation *op, HazardState &state) {
       if (state.pendingWait) {
         b.setInsertionPointAfter(state.pendingWait);
         // wgmma reads through the async proxy: fence the copies first.
-        if (!getWgmmaOperand(operand).empty())
+        if (isWgmmaOperand(operand))
           FenceAsyncSharedOp::create(b, op->getLoc());
         BarrierOp::create(b, op->getLoc());
         state.clear();

@@ -25,6 +25,8 @@ struct LoweringOptions {
   unsigned numWarps = 0;
   /// Operands of async wgmma dots on sm_90a copied by the bulk tensor engine (TMA).
   std::string tmaOperands = "b";
+  /// Operands of mma.sync dots on sm_90/sm_90a copied by the bulk tensor engine.
+  std::string mmaTmaOperands = "ab";
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

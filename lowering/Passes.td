@@ -43,7 +43,12 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
     `tma` option that read one block of a row-major matrix (lowering/BlockAccess.h) are
     copied by the bulk tensor engine instead: `tessel.tma_copy` on one mbarrier per slot,
     `tessel.mbarrier_wait` at the top of the iteration, a tensor-map kernel parameter per
-    load and its recipe in the module's `tessel.tensor_maps`.
+    load and its recipe in the module's `tessel.tensor_maps`. On sm_90 and sm_90a the
+    operands of mma.sync dots named by `mma-tma` go the same way, into buffers with the
+    128-byte swizzle (`tessel.wgmma_operand = "swizzled"`) that ldmatrix reads.
+
+    Copies for mma.sync dots come after the dots in the iteration (the tensor cores start
+    on the landed slot right after the barrier); for wgmma dots they come first.
 
     Barriers are not placed here: -tessel-insert-barriers does it. With num_stages < 2
     the pass does nothing.
@@ -55,6 +60,10 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
            "On sm_90a, the operands of async wgmma dots (\"a\", \"b\", \"ab\" or \"\") "
            "copied by the bulk tensor engine when they are blocks of row-major matrices "
            "(a tensor-map kernel parameter each)">,
+    Option<"mmaTmaOperands", "mma-tma", "std::string", /*default=*/"\"ab\"",
+           "On sm_90 and sm_90a, the operands of mma.sync dots (\"a\", \"b\", \"ab\" or "
+           "\"\") copied by the bulk tensor engine into swizzled buffers when they are "
+           "16-bit blocks of row-major matrices (A 64 columns wide, B a multiple of 64)">,
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];

@@ -20,6 +20,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   pm.addPass(createLoopInvariantCodeMotionPass());
   TesselSoftwarePipelineOptions pipelineOptions;
   pipelineOptions.tmaOperands = options.tmaOperands;
+  pipelineOptions.mmaTmaOperands = options.mmaTmaOperands;
   pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

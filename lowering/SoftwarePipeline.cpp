@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
 #include "lowering/BlockAccess.h"
+#include "lowering/MmaLayout.h"
 #include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -121,18 +122,40 @@ SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsign
   return dots;
 }
 
+/// Whether a swizzled buffer (WgmmaLayout.h, "swizzled") can hold `load`'s tiles for an
+/// mma.sync dot: 16-bit elements, A 64 columns (one 128-byte row) wide, B a multiple of
+/// 64 columns, at most 256 rows (a box of the bulk tensor engine).
+bool fitsSwizzledMmaOperand(LoadOp load, bool isA) {
+  auto type = cast<RankedTensorType>(load.getType());
+  Type elem = type.getElementType();
+  if (!elem.isBF16() && !elem.isF16())
+    return false;
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  if (rows > 256 || rows % 8 != 0)
+    return false;
+  return isA ? cols == 64 : cols % 64 == 0;
+}
+
 /// Whether each load of `loop` is copied by the bulk tensor engine (TMA): loads feeding
-/// an async dot as an operand named in `operands` ("a", "b" or both; their buffers get
-/// wgmma's swizzled layout) that read one block of a row-major matrix (BlockAccess.h)
-/// whose base and row stride are 16-byte aligned (the tensor map's requirement: the
-/// divisible-by-16 variant).
+/// an async (wgmma) dot as an operand named in `operands` (their buffers get wgmma's
+/// swizzled layout), or, on sm_90 and up, an mma.sync dot as an operand named in
+/// `mmaOperands` (their buffers get the plain swizzled layout), that read one block of a
+/// row-major matrix (BlockAccess.h) whose base and row stride are 16-byte aligned (the
+/// tensor map's requirement: the divisible-by-16 variant).
 SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots,
-                               StringRef operands) {
+                               ArrayRef<DotOp> mmaDots, StringRef operands,
+                               StringRef mmaOperands) {
   SmallVector<bool> viaTma;
   for (LoadOp load : loads) {
     bool wanted = llvm::any_of(asyncDots, [&](DotOp dot) {
       return (dot.getA() == load.getResult() && operands.contains('a')) ||
              (dot.getB() == load.getResult() && operands.contains('b'));
+    });
+    wanted |= llvm::any_of(mmaDots, [&](DotOp dot) {
+      bool isA = dot.getA() == load.getResult();
+      if (!isA && dot.getB() != load.getResult())
+        return false;
+      return mmaOperands.contains(isA ? 'a' : 'b') && fitsSwizzledMmaOperand(load, isA);
     });
     FailureOr<BlockAccess> access = matchBlockAccess(load);
     auto func = load->getParentOfType<func::FuncOp>();
@@ -191,10 +214,11 @@ Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
 
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
 /// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype}. Bounds and stride
-/// are {"param": i} or {"value": v}. A's box is 8 rows (its 8-row groups are permuted in
-/// shared memory for the wgmma accumulator layout), B's 64 columns (one swizzle block).
+/// are {"param": i} or {"value": v}. A wgmma A's box is 8 rows (its 8-row groups are
+/// permuted in shared memory for the wgmma accumulator layout); every other box is the
+/// tile's rows by 64 columns (one swizzle block).
 DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &access,
-                               unsigned index) {
+                               unsigned index, bool wgmma) {
   auto scalar = [&](const ArgOrConstant &v) {
     NamedAttrList fields;
     if (v.argument >= 0)
@@ -207,7 +231,7 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
   for (Operation *user : load->getUsers())
     if (auto dot = dyn_cast<DotOp>(user))
       isA = dot.getA() == load.getResult();
-  int64_t boxRows = isA ? 8 : access.blockRows, boxCols = 64;
+  int64_t boxRows = isA && wgmma ? 8 : access.blockRows, boxCols = 64;
   Type elem = getElementTypeOrSelf(load.getType());
   NamedAttrList fields;
   fields.set("param", b.getI64IntegerAttr(index));
@@ -269,9 +293,15 @@ struct TesselSoftwarePipelinePass
     });
     // Iterations copied ahead: one less while a dot may still read last iteration's slot.
     unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
-    SmallVector<bool> viaTma(loads.size(), false);
-    if (!asyncDots.empty())
-      viaTma = findTmaLoads(loads, asyncDots, tmaOperands);
+    // mma.sync dots on targets with the bulk tensor engine whose result will take the
+    // mma accumulator layout (the path that reads swizzled buffers).
+    SmallVector<DotOp> mmaDots;
+    if (copiesLast && (arch == "sm_90" || arch == "sm_90a"))
+      for (DotOp dot : loop.getBody()->getOps<DotOp>())
+        if (getMmaK(dot) == 16 && getPreferredDotLayout(dot, numWarps))
+          mmaDots.push_back(dot);
+    SmallVector<bool> viaTma =
+        findTmaLoads(loads, asyncDots, mmaDots, tmaOperands, mmaTmaOperands);
     unsigned tmaCount = unsigned(llvm::count(viaTma, true));
     bool anyCpAsync = tmaCount < loads.size();
 
@@ -286,13 +316,17 @@ struct TesselSoftwarePipelinePass
     Type i32 = rewriter.getI32Type();
 
     SmallVector<Value> rings;
-    for (LoadOp load : loads) {
+    for (auto [load, tma] : llvm::zip(loads, viaTma)) {
       auto type = cast<RankedTensorType>(load.getType());
       SmallVector<int64_t> shape{int64_t(stages)};
       shape.append(type.getShape().begin(), type.getShape().end());
-      rings.push_back(LocalAllocOp::create(rewriter, loc,
-                                           SharedType::get(ctx, shape, type.getElementType()),
-                                           IntegerAttr()));
+      auto ring = LocalAllocOp::create(
+          rewriter, loc, SharedType::get(ctx, shape, type.getElementType()), IntegerAttr());
+      // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
+      // (wgmma's buffers are marked by -tessel-assign-layouts).
+      if (tma && copiesLast)
+        ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(kSwizzledOperand));
+      rings.push_back(ring);
     }
 
     // TMA: one mbarrier per slot (both copies of a stage arrive on it), and a tensor map
@@ -331,7 +365,8 @@ struct TesselSoftwarePipelinePass
           return signalPassFailure();
         }
         tensorMaps.push_back(func.getArgument(index));
-        recipes.push_back(tensorMapRecipe(rewriter, load, *matchBlockAccess(load), index));
+        recipes.push_back(tensorMapRecipe(rewriter, load, *matchBlockAccess(load), index,
+                                          /*wgmma=*/!copiesLast));
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     } else {

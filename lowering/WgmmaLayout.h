@@ -19,6 +19,10 @@
 //   A (K-major, 64 x 2 bytes per row): row s at s * 128; 8-row groups 1024 bytes apart.
 //   B (N-major): 64-column x 8-row atoms of 1024 bytes, k-groups of 8 rows 1024 bytes
 //   apart, 64-column blocks K * 128 bytes apart.
+// The same swizzled layout without A's row permutation ("swizzled": 64-column blocks,
+// row r of a block at r * 128) holds mma.sync operands that the bulk tensor engine fills
+// on sm_90 (one box per 64-column block); ldmatrix reads it without bank conflicts, since
+// the eight rows of an 8x8 matrix sit in eight different 16-byte chunks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_LOWERING_WGMMALAYOUT_H
@@ -30,8 +34,10 @@
 
 namespace mlir::tessel {
 
-/// Attribute on a tessel.local_alloc that a wgmma dot reads: "a" or "b".
+/// Attribute on a tessel.local_alloc in a swizzled layout: "a" or "b" (a wgmma dot reads
+/// it) or "swizzled" (an mma.sync dot reads it, the bulk tensor engine fills it).
 inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
+inline constexpr llvm::StringLiteral kSwizzledOperand = "swizzled";
 
 /// True when a dot of `elementType` operands, MxK by KxN, read from shared memory, can
 /// run on wgmma with `numWarps` warps for `arch`.
@@ -47,21 +53,27 @@ BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarp
 /// The tessel.local_alloc a shared tile comes from (through local_index), or null.
 LocalAllocOp getSharedAlloc(Value shared);
 
-/// "a", "b" or "" for a shared tile's buffer.
+/// "a", "b", "swizzled" or "" (padded rows) for a shared tile's buffer.
 StringRef getWgmmaOperand(Value shared);
+
+/// True when a wgmma dot reads the buffer (through the async proxy).
+inline bool isWgmmaOperand(Value shared) {
+  StringRef operand = getWgmmaOperand(shared);
+  return operand == "a" || operand == "b";
+}
 
 /// Bytes `type` (a tile or a stack of tiles) takes in the layout of the buffer it lives
 /// in: wgmma's swizzled layout has no padding.
 int64_t getSharedBytes(SharedType type, bool wgmmaLayout);
 
-/// Byte offset in a wgmma operand's tile where a box the bulk tensor engine copies
-/// starts: for "a" the 8-row group of tile row `row` (a multiple of 8), for "b" the
+/// Byte offset in a swizzled tile where a box the bulk tensor engine copies starts: for
+/// "a" the 8-row group of tile row `row` (a multiple of 8), for "b" and "swizzled" the
 /// 64-column (128-byte) block of tile column `col`. The same placement as below.
 int64_t getWgmmaBoxOffset(StringRef operand, int64_t row, int64_t col, int64_t rows,
                           unsigned numWarps, unsigned elementBytes);
 
-/// Byte offset (i32) in a wgmma operand's tile of element (row, col) of the tile.
-/// `numWarps` matters for A (its row permutation).
+/// Byte offset (i32) in a swizzled tile of element (row, col) of the tile. `numWarps`
+/// matters for "a" (its row permutation); "b" and "swizzled" are the same layout.
 Value getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand, Value row, Value col,
                            int64_t rows, int64_t cols, unsigned numWarps, unsigned elementBytes);
 

@@ -221,7 +221,7 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
   (*module)->setAttr("tessel.arch", mlir::StringAttr::get(&context_, opts_.arch));
   mlir::PassManager pm(&context_);
   mlir::tessel::buildTesselToLLVMPipeline(
-      pm, mlir::tessel::LoweringOptions{spec.numWarps, opts_.tmaOperands});
+      pm, mlir::tessel::LoweringOptions{spec.numWarps, opts_.tmaOperands, opts_.mmaTmaOperands});
   if (mlir::failed(pm.run(*module))) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");

@@ -35,6 +35,8 @@ OPTIONS:
   --num-warps N        num_warps of kernels without @autotune (default 4)
   --tma OPERANDS        sm_90a: wgmma operands loaded by the bulk tensor engine (TMA):
                        a, b, ab or none (default b; the rest use cp.async)
+  --mma-tma OPERANDS   sm_90, sm_90a: mma.sync operands loaded by the bulk tensor
+                       engine: a, b, ab or none (default ab; the rest use cp.async)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -156,6 +158,14 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.tmaOperands = v == "none" ? "" : v;
+    } else if (is("--mma-tma")) {
+      if (!value("--mma-tma", v))
+        return std::nullopt;
+      if (v != "a" && v != "b" && v != "ab" && v != "none") {
+        fail("--mma-tma must be a, b, ab or none");
+        return std::nullopt;
+      }
+      opts.mmaTmaOperands = v == "none" ? "" : v;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;

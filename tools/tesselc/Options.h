@@ -27,6 +27,7 @@ struct Options {
   bool specialize = false;
   /// sm_90a: the wgmma operands loaded by bulk tensor copies (TMA): "a", "b", "ab", "".
   std::string tmaOperands = "b";
+  std::string mmaTmaOperands = "ab";
   bool json = false;
   /// Print nothing on success (the in-process JIT compiles through the same driver).
   bool quiet = false;
