@@ -150,22 +150,16 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.arch = v;
-    } else if (is("--tma")) {
-      if (!value("--tma", v))
+    } else if (is("--tma") || is("--mma-tma")) {
+      // Which dot operands the bulk tensor engine copies ("none": cp.async only).
+      std::string flag = is("--tma") ? "--tma" : "--mma-tma";
+      if (!value(flag, v))
         return std::nullopt;
       if (v != "a" && v != "b" && v != "ab" && v != "none") {
-        fail("--tma must be a, b, ab or none");
+        fail(flag + " must be a, b, ab or none");
         return std::nullopt;
       }
-      opts.tmaOperands = v == "none" ? "" : v;
-    } else if (is("--mma-tma")) {
-      if (!value("--mma-tma", v))
-        return std::nullopt;
-      if (v != "a" && v != "b" && v != "ab" && v != "none") {
-        fail("--mma-tma must be a, b, ab or none");
-        return std::nullopt;
-      }
-      opts.mmaTmaOperands = v == "none" ? "" : v;
+      (flag == "--tma" ? opts.tmaOperands : opts.mmaTmaOperands) = v == "none" ? "" : v;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;
