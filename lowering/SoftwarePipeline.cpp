@@ -34,7 +34,10 @@
 // instead of cp.async: a `tessel.tma_copy` per load from a tensor-map kernel parameter
 // (appended to the function; its recipe goes to the module's tessel.tensor_maps for the
 // package), one mbarrier per slot, and at the top of iteration j a
-// `tessel.mbarrier_wait` on slot j % S for parity (j / S) & 1.
+// `tessel.mbarrier_wait` on slot j % S for parity (j / S) & 1. On sm_90 and sm_90a the
+// operands of mma.sync dots named by `mma-tma` ("ab" by default) go the same way when they
+// are 16-bit blocks that fit the boxes (A 64 columns wide, B a multiple of 64, at most 256
+// rows): their rings are marked "swizzled" (WgmmaLayout.h), which ldmatrix reads.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
