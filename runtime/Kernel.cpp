@@ -129,6 +129,19 @@ public:
   std::vector<std::vector<Candidate>> candidates;
   mutable std::mutex mutex;
 
+  /// Tensor maps already encoded, by what they depend on: repeated launches on the same
+  /// tensors (a training step, a benchmark) skip cuTensorMapEncodeTiled.
+  struct EncodedMap {
+    int variant;
+    size_t map;
+    const void *base;
+    cuuint64_t cols, rows, rowStride;
+    CUtensorMap encoded;
+  };
+  static constexpr size_t kEncodedMapCacheSize = 64;
+  std::vector<EncodedMap> encodedMaps; // guarded by `mutex`
+  size_t nextEncodedMap = 0;           // the entry replaced next once the cache is full
+
   ~Impl();
 
   /// "softmax, config 0, variant 1"
@@ -335,9 +348,10 @@ public:
     }
   }
 
-  /// Encodes the variant's tensor maps from the launch's arguments (cuTensorMapEncodeTiled).
+  /// Encodes the variant's tensor maps from the launch's arguments (cuTensorMapEncodeTiled),
+  /// or takes them from the cache of maps encoded for the same arguments.
   void encodeTensorMaps(const Variant &variant, int variantIndex, PackedArgs &packed,
-                        CUtensorMap *maps) const {
+                        CUtensorMap *maps) {
     for (size_t m = 0; m < variant.tensorMaps.size(); ++m) {
       const TensorMapSpec &spec = variant.tensorMaps[m];
       void *base = *static_cast<void *const *>(packed.slot(size_t(spec.pointer)));
@@ -346,6 +360,19 @@ public:
       cuuint64_t dims[2] = {cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.cols))),
                             cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.rows)))};
       cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) * 2};
+      EncodedMap key{variantIndex, m, base, dims[0], dims[1], strides[0], {}};
+      auto same = [&](const EncodedMap &e) {
+        return e.variant == key.variant && e.map == key.map && e.base == key.base &&
+               e.cols == key.cols && e.rows == key.rows && e.rowStride == key.rowStride;
+      };
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto hit = std::find_if(encodedMaps.begin(), encodedMaps.end(), same);
+        if (hit != encodedMaps.end()) {
+          maps[m] = hit->encoded;
+          continue;
+        }
+      }
       cuuint32_t box[2] = {cuuint32_t(spec.boxCols), cuuint32_t(spec.boxRows)};
       cuuint32_t elementStrides[2] = {1, 1};
       CUresult result = driver->tensorMapEncodeTiled(
@@ -363,6 +390,14 @@ public:
                          " elements, row stride " + std::to_string(strides[0]) +
                          " bytes (a multiple of 16 is required), base " +
                          std::to_string(uintptr_t(base)) + " (16-byte aligned required)");
+      key.encoded = maps[m];
+      std::lock_guard<std::mutex> lock(mutex);
+      if (encodedMaps.size() < kEncodedMapCacheSize) {
+        encodedMaps.push_back(key);
+      } else {
+        encodedMaps[nextEncodedMap] = key;
+        nextEncodedMap = (nextEncodedMap + 1) % kEncodedMapCacheSize;
+      }
     }
   }
 

@@ -281,6 +281,15 @@ TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
   k.launch(1, {aligned(), 33, 0.5f, 0});
   EXPECT_EQ(fake().launches.back().entry, "k_generic");
   EXPECT_EQ(fake().tensorMaps.size(), 1u);
+  // The same tensors again: the map encoded for them is reused, and still passed last.
+  k.launch(1, {aligned(), 32, 0.5f, 0});
+  EXPECT_EQ(fake().tensorMaps.size(), 1u);
+  EXPECT_EQ(fake().launches.back().entry, "k_spec");
+  EXPECT_EQ(fake().launches.back().params.size(), 5u);
+  // Other sizes need a map of their own.
+  k.launch(1, {aligned(), 48, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 2u);
+  EXPECT_EQ(fake().tensorMaps[1], (std::vector<uint64_t>{48, 48, 96, 64, 64}));
   // A row stride that is not a multiple of 16 bytes is refused by the encoder, with the
   // numbers in the message.
   spec.tensorMaps[0].rowStride = ParamOrValue{-1, 7};
