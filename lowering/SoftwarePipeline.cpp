@@ -283,12 +283,8 @@ struct TesselSoftwarePipelinePass
     SmallVector<DotOp> asyncDots;
     if (stages >= 3)
       asyncDots = findAsyncDots(loop, loads, numWarps, arch);
-    // Where the in-loop copies go: after the dots when every dot runs on mma.sync, so the
-    // tensor cores start on the landed slot right after the barrier and the copies' issue
-    // and address arithmetic overlap the mma stream (ptxas cannot hoist an ldmatrix over
-    // a cp.async, which may write the same shared memory). wgmma dots keep them first:
-    // the copies are then in flight while the asynchronous wgmma runs.
-    bool copiesLast = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
+    // Whether every dot of the loop runs on mma.sync (none on wgmma).
+    bool mmaPath = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
       auto a = cast<ShapedType>(dot.getA().getType());
       auto b = cast<ShapedType>(dot.getB().getType());
       return canUseWgmma(a.getElementType(), a.getDimSize(0), b.getDimSize(1),
@@ -299,7 +295,7 @@ struct TesselSoftwarePipelinePass
     // mma.sync dots on targets with the bulk tensor engine whose result will take the
     // mma accumulator layout (the path that reads swizzled buffers).
     SmallVector<DotOp> mmaDots;
-    if (copiesLast && (arch == "sm_90" || arch == "sm_90a"))
+    if (mmaPath && (arch == "sm_90" || arch == "sm_90a"))
       for (DotOp dot : loop.getBody()->getOps<DotOp>())
         if (getMmaK(dot) == 16 && getPreferredDotLayout(dot, numWarps))
           mmaDots.push_back(dot);
@@ -307,6 +303,15 @@ struct TesselSoftwarePipelinePass
         findTmaLoads(loads, asyncDots, mmaDots, tmaOperands, mmaTmaOperands);
     unsigned tmaCount = unsigned(llvm::count(viaTma, true));
     bool anyCpAsync = tmaCount < loads.size();
+    // Where the in-loop copies go. After the dots when every dot runs on mma.sync and
+    // some copies are cp.async, so the tensor cores start on the landed slot right after
+    // the barrier and the copies' issue and address arithmetic overlap the mma stream
+    // (ptxas cannot hoist an ldmatrix over a cp.async, which may write the same shared
+    // memory): +19% at 4096^3. Bulk copies only (thread 0 issues a few instructions) also
+    // go after the dots from 3 stages on (measured 5-10% faster than first), but with 2
+    // stages first, or they would be requested just before they are needed (+14%).
+    // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
+    bool copiesLast = mmaPath && (anyCpAsync || stages > 2);
 
     MLIRContext *ctx = &getContext();
     Location loc = loop.getLoc();
@@ -327,7 +332,7 @@ struct TesselSoftwarePipelinePass
           rewriter, loc, SharedType::get(ctx, shape, type.getElementType()), IntegerAttr());
       // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
       // (wgmma's buffers are marked by -tessel-assign-layouts).
-      if (tma && copiesLast)
+      if (tma && mmaPath)
         ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(kSwizzledOperand));
       rings.push_back(ring);
     }
@@ -369,7 +374,7 @@ struct TesselSoftwarePipelinePass
         }
         tensorMaps.push_back(func.getArgument(index));
         recipes.push_back(tensorMapRecipe(rewriter, load, *matchBlockAccess(load), index,
-                                          /*wgmma=*/!copiesLast));
+                                          /*wgmma=*/!mmaPath));
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     } else {
