@@ -166,15 +166,15 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   Value aCol = mul(b, loc, mat1, kStep / 2);
   Value aLane = arith::AddIOp::create(b, loc, mul(b, loc, aRow, staging.aStride), aCol);
   aLane = mul(b, loc, aLane, bytes);
-  // Swizzled A (one 64-column block, 128-byte rows): the lane's row, and its chunk
-  // (k / 8 + matrix bit 1) ^ row % 8 = (k / 8) ^ x for even k / 8.
+  // Swizzled A (one 128-byte row per tile row): the lane's row, and its chunk
+  // (k bytes / 16 + matrix bit 1) ^ row % 8 = (k bytes / 16) ^ x, k bytes / 16 being even.
   Value aSwizzledRow = shl(aRow, 7), aChunkXor = xorWith(mat1, r8);
   auto aAddress = [&](unsigned p, int64_t kk) -> Value {
     if (!aSwizzled) {
       int64_t offset = (int64_t(p) * 16 * wm * staging.aStride + kk) * bytes;
       return byteOffset(b, loc, aBase, add(b, loc, aLane, offset));
     }
-    Value chunk = xorWith(aChunkXor, createI32(b, loc, kk / 8));
+    Value chunk = xorWith(aChunkXor, createI32(b, loc, kk * bytes / 16));
     Value offset = arith::AddIOp::create(b, loc, aSwizzledRow, shl(chunk, 4));
     return byteOffset(b, loc, aBase, add(b, loc, offset, int64_t(p) * 16 * wm * 128));
   };
@@ -196,11 +196,11 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     bLane = arith::AddIOp::create(b, loc, mul(b, loc, bRow, staging.bStride), bCol);
   }
   bLane = mul(b, loc, bLane, bytes);
-  // Swizzled B (64-column blocks of K 128-byte rows): the lane's 8-column group
+  // Swizzled B (blocks of 128 bytes of columns by K rows): the lane's 8-column group
   // g = warpN + wn * (q + matrix bit 1) lives in block g / 8 at chunk (g % 8) ^ (k % 8).
   int64_t kRows = cast<ShapedType>(op.getB().getType()).getDimSize(0);
   Value bGroup = warpN, bSwizzledRow;
-  if (bSwizzled) {
+  if (bSwizzled && !tf32) {
     if (bPairs)
       bGroup = arith::AddIOp::create(b, loc, warpN, mul(b, loc, mat1, wn));
     bSwizzledRow = shl(arith::AddIOp::create(b, loc, mul(b, loc, mat01, 8), r8), 7);
@@ -215,6 +215,24 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     Value chunk = xorWith(bits(g, 0, 7), r8);
     Value offset = arith::AddIOp::create(b, loc, block, bSwizzledRow);
     offset = arith::AddIOp::create(b, loc, offset, shl(chunk, 4));
+    return byteOffset(b, loc, bBase, add(b, loc, offset, kk * 128));
+  };
+  // tf32 B element (k = kk + 4 half + lane % 4, n = 8 (q wn + warpN) + lane / 4) in a
+  // swizzled buffer: block n / 32, chunk ((n % 32) / 4) ^ (k % 8), word n % 4.
+  Value tf32Col = arith::AddIOp::create(b, loc, mul(b, loc, warpN, 8), bits(lane, 2, 7));
+  Value tf32Row = bits(lane, 0, 3);
+  auto bAddressTf32 = [&](unsigned q, int64_t half, int64_t kk) -> Value {
+    if (!bSwizzled) {
+      int64_t offset = ((kk + 4 * half) * staging.bStride + int64_t(q) * 8 * wn) * bytes;
+      return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
+    }
+    Value n = add(b, loc, tf32Col, int64_t(q) * 8 * wn);
+    Value k8 = add(b, loc, tf32Row, 4 * half); // k % 8: kk is a multiple of 8
+    Value block = mul(b, loc, arith::ShRUIOp::create(b, loc, n, createI32(b, loc, 5)), kRows * 128);
+    Value chunk = xorWith(bits(n, 2, 7), k8);
+    Value offset = arith::AddIOp::create(b, loc, block, shl(k8, 7));
+    offset = arith::AddIOp::create(b, loc, offset, shl(chunk, 4));
+    offset = arith::AddIOp::create(b, loc, offset, shl(bits(n, 0, 3), 2));
     return byteOffset(b, loc, bBase, add(b, loc, offset, kk * 128));
   };
 
@@ -250,9 +268,7 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     } else {
       for (unsigned q = 0; q < blocksN; ++q) {
         for (int64_t half = 0; half < 2; ++half) {
-          int64_t offset = ((kk + 4 * half) * staging.bStride + int64_t(q) * 8 * wn) * bytes;
-          Value address = byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
-          Value reg = LLVM::LoadOp::create(b, loc, i32, address, 4);
+          Value reg = LLVM::LoadOp::create(b, loc, i32, bAddressTf32(q, half, kk), 4);
           bFrags[q].push_back(roundB ? roundToTF32(b, loc, reg) : reg);
         }
       }
@@ -426,12 +442,15 @@ struct DotLowering : OpConversionPattern<DotOp> {
     Value scratch = getSharedMemoryBase(rewriter, loc);
     bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
     bool tf32 = useMma && getElementTypeOrSelf(op.getA().getType()).isF32();
-    for (Value operand : {op.getA(), op.getB()})
-      if (getWgmmaOperand(operand) == kSwizzledOperand &&
-          (!useMma || tf32 || cast<SharedType>(operand.getType()).getShape()[1] % 64 != 0 ||
-           (operand == op.getA() && cast<SharedType>(operand.getType()).getShape()[1] != 64)))
-        return op.emitOpError("reads a swizzled buffer but does not run on 16-bit mma.sync "
-                              "with a 64-column A");
+    for (Value operand : {op.getA(), op.getB()}) {
+      if (getWgmmaOperand(operand) != kSwizzledOperand)
+        continue;
+      auto type = cast<SharedType>(operand.getType());
+      int64_t rowBytes = type.getShape()[1] * (type.getElementType().getIntOrFloatBitWidth() / 8);
+      if (!useMma || rowBytes % 128 != 0 || (operand == op.getA() && rowBytes != 128))
+        return op.emitOpError("reads a swizzled buffer but does not run on mma.sync with "
+                              "128-byte rows of A");
+    }
     // Register operands go to the scratch (rounded to tf32 there); shared ones are read
     // in place, and -tessel-insert-barriers has ordered their copies.
     Value aBase = scratch, bBase;

@@ -126,17 +126,18 @@ SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsign
 }
 
 /// Whether a swizzled buffer (WgmmaLayout.h, "swizzled") can hold `load`'s tiles for an
-/// mma.sync dot: 16-bit elements, A 64 columns (one 128-byte row) wide, B a multiple of
-/// 64 columns, at most 256 rows (a box of the bulk tensor engine).
+/// mma.sync dot: f16/bf16 (or f32 for tf32), A one 128-byte row wide (64 or 32
+/// columns), B a multiple of that, at most 256 rows (a box of the bulk tensor engine).
 bool fitsSwizzledMmaOperand(LoadOp load, bool isA) {
   auto type = cast<RankedTensorType>(load.getType());
   Type elem = type.getElementType();
-  if (!elem.isBF16() && !elem.isF16())
+  if (!elem.isBF16() && !elem.isF16() && !elem.isF32())
     return false;
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t rowBytes = cols * (elem.getIntOrFloatBitWidth() / 8);
   if (rows > 256 || rows % 8 != 0)
     return false;
-  return isA ? cols == 64 : cols % 64 == 0;
+  return isA ? rowBytes == 128 : rowBytes % 128 == 0;
 }
 
 /// Whether each load of `loop` is copied by the bulk tensor engine (TMA): loads feeding
@@ -234,8 +235,9 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
   for (Operation *user : load->getUsers())
     if (auto dot = dyn_cast<DotOp>(user))
       isA = dot.getA() == load.getResult();
-  int64_t boxRows = isA && wgmma ? 8 : access.blockRows, boxCols = 64;
   Type elem = getElementTypeOrSelf(load.getType());
+  int64_t boxRows = isA && wgmma ? 8 : access.blockRows;
+  int64_t boxCols = 128 / (elem.getIntOrFloatBitWidth() / 8); // one 128-byte swizzle row
   NamedAttrList fields;
   fields.set("param", b.getI64IntegerAttr(index));
   fields.set("pointer", b.getI64IntegerAttr(access.baseArgument));
@@ -243,7 +245,7 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
   fields.set("cols", scalar(access.cols));
   fields.set("row_stride", scalar(access.rowStride));
   fields.set("box", b.getI64ArrayAttr({boxRows, boxCols}));
-  fields.set("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : "f16"));
+  fields.set("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32"));
   return fields.getDictionary(b.getContext());
 }
 
@@ -297,7 +299,7 @@ struct TesselSoftwarePipelinePass
     SmallVector<DotOp> mmaDots;
     if (mmaPath && (arch == "sm_90" || arch == "sm_90a"))
       for (DotOp dot : loop.getBody()->getOps<DotOp>())
-        if (getMmaK(dot) == 16 && getPreferredDotLayout(dot, numWarps))
+        if (getMmaK(dot) != 0 && getPreferredDotLayout(dot, numWarps))
           mmaDots.push_back(dot);
     SmallVector<bool> viaTma =
         findTmaLoads(loads, asyncDots, mmaDots, tmaOperands, mmaTmaOperands);

@@ -359,7 +359,8 @@ public:
       // still wants sizes of at least 1.
       cuuint64_t dims[2] = {cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.cols))),
                             cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.rows)))};
-      cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) * 2};
+      cuuint64_t elementBytes = spec.dtype == DType::F32 ? 4 : 2;
+      cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) * elementBytes};
       EncodedMap key{variantIndex, m, base, dims[0], dims[1], strides[0], {}};
       auto same = [&](const EncodedMap &e) {
         return e.variant == key.variant && e.map == key.map && e.base == key.base &&
@@ -377,8 +378,9 @@ public:
       cuuint32_t elementStrides[2] = {1, 1};
       CUresult result = driver->tensorMapEncodeTiled(
           &maps[m],
-          spec.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                   : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+          spec.dtype == DType::F16   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+          : spec.dtype == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
           2, base, dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

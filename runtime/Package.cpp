@@ -264,8 +264,8 @@ static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
   map.boxCols = box[1].asInt();
   std::string dtype = fields.string("dtype");
   std::optional<DType> type = parseDType(dtype);
-  if (!type || (*type != DType::BF16 && *type != DType::F16))
-    fields.fail("tensor map dtype '" + dtype + "' is not bf16 or f16");
+  if (!type || (*type != DType::BF16 && *type != DType::F16 && *type != DType::F32))
+    fields.fail("tensor map dtype '" + dtype + "' is not bf16, f16 or f32");
   map.dtype = *type;
   return map;
 }

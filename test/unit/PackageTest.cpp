@@ -349,4 +349,14 @@ TEST(Package, TensorMapsAreChecked) {
   // `stride` (param 2) is not a pointer.
   EXPECT_NE(errorOf(withTensorMap(5, 2).pretty()).find("'pointer' is not a pointer param"),
             std::string::npos);
+  // f32 maps (tf32 operands) are accepted; integer element types are not.
+  Json f32 = withTensorMap(5, 0);
+  variantJson(f32, 0, 0)["tensor_maps"].asArray()[0].set("dtype", Json("f32"));
+  Package withF32 = Package::parse(f32.pretty(), "t.tslpkg");
+  EXPECT_EQ(withF32.kernel("softmax").variants[0].tensorMaps[0].dtype, DType::F32);
+  Json i32 = withTensorMap(5, 0);
+  variantJson(i32, 0, 0)["tensor_maps"].asArray()[0].set("dtype", Json("i32"));
+  EXPECT_NE(errorOf(i32.pretty()).find("tensor map dtype 'i32' is not bf16, f16 or f32"),
+            std::string::npos)
+      << errorOf(i32.pretty());
 }
