@@ -119,10 +119,10 @@ struct HazardState {
   }
   /// Reads that cross a back edge or leave a loop: their slot values no longer hold.
   void forgetSlots() {
-    HazardState whole;
-    for (const SharedRead &r : read)
-      whole.addRead({r.alloc, Value()});
-    read = whole.read;
+    SmallVector<SharedRead, 4> slotted;
+    std::swap(slotted, read);
+    for (const SharedRead &r : slotted)
+      addRead({r.alloc, Value()});
   }
   /// Whether someone may still read what a copy into `dst` overwrites.
   bool mayBeRead(SharedRead dst) const {

@@ -48,7 +48,8 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
     128-byte swizzle (`tessel.wgmma_operand = "swizzled"`) that ldmatrix reads.
 
     Copies for mma.sync dots come after the dots in the iteration (the tensor cores start
-    on the landed slot right after the barrier); for wgmma dots they come first.
+    on the landed slot right after the barrier), except bulk copies with 2 stages; for
+    wgmma dots they come first.
 
     Barriers are not placed here: -tessel-insert-barriers does it. With num_stages < 2
     the pass does nothing.
@@ -63,7 +64,7 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
     Option<"mmaTmaOperands", "mma-tma", "std::string", /*default=*/"\"ab\"",
            "On sm_90 and sm_90a, the operands of mma.sync dots (\"a\", \"b\", \"ab\" or "
            "\"\") copied by the bulk tensor engine into swizzled buffers when they are "
-           "16-bit blocks of row-major matrices (A 64 columns wide, B a multiple of 64)">,
+           "blocks of row-major matrices (A one 128-byte row wide, B a multiple of that)">,
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];

@@ -17,10 +17,10 @@
 // The address computation of the load (its backward slice in the body, which may use
 // only %iv and loop invariants) is cloned for the iteration being copied; the copy is
 // masked with `iteration < %ub` so copies past the end do nothing but zero-fill.
-// The copies follow the dots (mma.sync: the tensor cores need not wait for their issue);
-// loops with wgmma dots issue them first instead. %write is never %read, and the slot
-// %write names was last read in the previous iteration, before the barrier that
-// -tessel-insert-barriers puts after the wait.
+// In mma.sync loops the copies follow the dots (the tensor cores need not wait for their
+// issue), except bulk-copy-only loops with 2 stages; wgmma loops issue them first. %write
+// is never %read, and the slot %write names was last read in the previous iteration,
+// before the barrier that -tessel-insert-barriers puts after the wait.
 //
 // A dot that will run on sm_90a's wgmma (both operands pipelined, S >= 3, the
 // accumulator only carried from one iteration's dot to the next) becomes `async` and
@@ -36,8 +36,8 @@
 // package), one mbarrier per slot, and at the top of iteration j a
 // `tessel.mbarrier_wait` on slot j % S for parity (j / S) & 1. On sm_90 and sm_90a the
 // operands of mma.sync dots named by `mma-tma` ("ab" by default) go the same way when they
-// are 16-bit blocks that fit the boxes (A 64 columns wide, B a multiple of 64, at most 256
-// rows): their rings are marked "swizzled" (WgmmaLayout.h), which ldmatrix reads.
+// are blocks that fit the boxes (f16/bf16/f32, A one 128-byte row wide, B a multiple of
+// that, at most 256 rows): their rings are marked "swizzled" (WgmmaLayout.h).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
@@ -220,7 +220,7 @@ Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
 /// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype}. Bounds and stride
 /// are {"param": i} or {"value": v}. A wgmma A's box is 8 rows (its 8-row groups are
 /// permuted in shared memory for the wgmma accumulator layout); every other box is the
-/// tile's rows by 64 columns (one swizzle block).
+/// tile's rows by 128 bytes of columns (one swizzle block).
 DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &access,
                                unsigned index, bool wgmma) {
   auto scalar = [&](const ArgOrConstant &v) {

@@ -19,10 +19,10 @@
 //   A (K-major, 64 x 2 bytes per row): row s at s * 128; 8-row groups 1024 bytes apart.
 //   B (N-major): 64-column x 8-row atoms of 1024 bytes, k-groups of 8 rows 1024 bytes
 //   apart, 64-column blocks K * 128 bytes apart.
-// The same swizzled layout without A's row permutation ("swizzled": 64-column blocks,
-// row r of a block at r * 128) holds mma.sync operands that the bulk tensor engine fills
-// on sm_90 (one box per 64-column block); ldmatrix reads it without bank conflicts, since
-// the eight rows of an 8x8 matrix sit in eight different 16-byte chunks.
+// The same swizzled layout without A's row permutation ("swizzled": blocks of 128 bytes
+// of columns, row r of a block at r * 128) holds mma.sync operands that the bulk tensor
+// engine fills on sm_90 (one box per block); ldmatrix reads it without bank conflicts,
+// since the eight rows of an 8x8 matrix sit in eight different 16-byte chunks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_LOWERING_WGMMALAYOUT_H

@@ -359,8 +359,8 @@ public:
       // still wants sizes of at least 1.
       cuuint64_t dims[2] = {cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.cols))),
                             cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.rows)))};
-      cuuint64_t elementBytes = spec.dtype == DType::F32 ? 4 : 2;
-      cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) * elementBytes};
+      cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) *
+                               dtypeSize(spec.dtype)};
       EncodedMap key{variantIndex, m, base, dims[0], dims[1], strides[0], {}};
       auto same = [&](const EncodedMap &e) {
         return e.variant == key.variant && e.map == key.map && e.base == key.base &&

@@ -138,8 +138,8 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
     auto box = mlir::cast<mlir::ArrayAttr>(dict.get("box"));
     map.boxRows = mlir::cast<mlir::IntegerAttr>(box[0]).getInt();
     map.boxCols = mlir::cast<mlir::IntegerAttr>(box[1]).getInt();
-    llvm::StringRef dtype = mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue();
-    map.dtype = dtype == "f16" ? DType::F16 : dtype == "f32" ? DType::F32 : DType::BF16;
+    // The pipeliner writes bf16, f16 or f32.
+    map.dtype = *parseDType(mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue().str());
     maps.push_back(map);
   }
   return maps;

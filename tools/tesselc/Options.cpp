@@ -35,8 +35,9 @@ OPTIONS:
   --num-warps N        num_warps of kernels without @autotune (default 4)
   --tma OPERANDS        sm_90a: wgmma operands loaded by the bulk tensor engine (TMA):
                        a, b, ab or none (default b; the rest use cp.async)
-  --mma-tma OPERANDS   sm_90, sm_90a: mma.sync operands loaded by the bulk tensor
-                       engine: a, b, ab or none (default ab; the rest use cp.async)
+  --mma-tma OPERANDS   sm_90, sm_90a: mma.sync operands (f16, bf16, tf32) loaded by the
+                       bulk tensor engine: a, b, ab or none (default ab; the rest use
+                       cp.async)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
