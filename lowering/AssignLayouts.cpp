@@ -189,13 +189,17 @@ struct TesselAssignLayoutsPass
           chosen = layout;
           best = count;
         }
-      // A dot's accumulator group takes the wgmma or mma.sync fragment layout when it
-      // fits.
+      // A dot's accumulator group takes the wgmma (f16/bf16, or tf32 transposed) or
+      // mma.sync fragment layout when it fits.
       for (DotOp dot : dots) {
         if (chosen || groups.find(dot.getResult()) != root)
           continue;
-        chosen = canUseWgmma(dot, warps, arch) ? getWgmmaAccumulatorLayout(ctx, warps)
-                                                : getPreferredDotLayout(dot, warps);
+        if (canUseWgmma(dot, warps, arch))
+          chosen = getWgmmaAccumulatorLayout(ctx, warps);
+        else if (canUseTf32Wgmma(dot, warps, arch))
+          chosen = getTf32WgmmaAccumulatorLayout(ctx, warps);
+        else
+          chosen = getPreferredDotLayout(dot, warps);
       }
       if (!chosen)
         chosen = defaultLayout(members[root], warps);

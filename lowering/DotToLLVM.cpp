@@ -391,6 +391,93 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
     waitForWgmma(b, loc, 0, acc);
 }
 
+/// tf32 on wgmma, transposed (WgmmaLayout.h): C^T = B^T A^T. Per K step of 8 and pair of
+/// column repetitions, one `wgmma.mma_async m64nMk8` whose A (B^T) each warp loads into
+/// registers from the swizzled B buffer, rounded to tf32, and whose B is the swizzled A
+/// buffer (K-major, 128-byte rows) through a descriptor. Then one commit and, for a
+/// synchronous dot, a wait for all.
+void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, Value aBase,
+                   Value bBase, const ThreadIndex &thread, SmallVectorImpl<Value> &acc) {
+  auto aType = cast<SharedType>(op.getA().getType());
+  auto bType = cast<SharedType>(op.getB().getType());
+  int64_t m = aType.getShape()[0], k = aType.getShape()[1], n = bType.getShape()[1];
+  unsigned warps = layout.getRoot().getWarpsPerCTA()[1];
+  int64_t repeats = n / (8 * warps); // column repetitions, two per instruction
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t v) { return createI32(b, loc, v); };
+  auto shr = [&](Value v, unsigned s) { return arith::ShRUIOp::create(b, loc, v, c(s)).getResult(); };
+  auto shl = [&](Value v, unsigned s) { return arith::ShLIOp::create(b, loc, v, c(s)).getResult(); };
+  auto andi = [&](Value v, int64_t x) { return arith::AndIOp::create(b, loc, v, c(x)).getResult(); };
+  auto addv = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
+
+  // The lane's column n = 8 warp + lane / 4 and rows k % 8 = lane % 4 (+ 4): in the
+  // swizzled B buffer, block n / 32 (K rows of 128 bytes each), row k, chunk
+  // ((n % 32) / 4) ^ (k % 8), word n % 4. A repetition moves n by 8W, a multiple of 32:
+  // whole blocks.
+  Value col = addv(mul(b, loc, thread.warp, 8), shr(thread.lane, 2));
+  Value row = andi(thread.lane, 3);
+  Value colPart = addv(mul(b, loc, shr(col, 5), k * 128), shl(andi(col, 3), 2));
+  Value laneOffset[2];
+  for (int64_t half = 0; half < 2; ++half) {
+    Value k8 = add(b, loc, row, 4 * half);
+    Value chunk = arith::XOrIOp::create(b, loc, andi(shr(col, 2), 7), k8);
+    laneOffset[half] = addv(addv(colPart, shl(k8, 7)), shl(chunk, 4));
+  }
+  auto loadB = [&](int64_t rep, int64_t half, int64_t kk) {
+    int64_t offset = rep * (8 * warps / 32) * k * 128 + kk * 128;
+    Value address = byteOffset(b, loc, bBase, add(b, loc, laneOffset[half], offset));
+    return roundToTF32(b, loc, LLVM::LoadOp::create(b, loc, i32, address, 4));
+  };
+  SmallVector<SmallVector<Value>> aFrags; // [instruction][k step]: a0..a3
+  for (int64_t inst = 0; inst < repeats / 2; ++inst)
+    for (int64_t kk = 0; kk < k; kk += 8)
+      aFrags.push_back({loadB(2 * inst, 0, kk), loadB(2 * inst + 1, 0, kk),
+                        loadB(2 * inst, 1, kk), loadB(2 * inst + 1, 1, kk)});
+
+  unsigned count = unsigned(m / 2); // accumulator registers per instruction
+  std::string outputs, ties, regList;
+  for (unsigned i = 0; i < count; ++i) {
+    outputs += std::string(i ? ",=f" : "=f");
+    ties += "," + std::to_string(i);
+    regList += (i ? ", $" : "$") + std::to_string(i);
+  }
+  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(count, f32));
+  auto operand = [&](unsigned i) { return "$" + std::to_string(count + i); };
+  std::string mmaText = "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(5) +
+                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(m) +
+                        "k8.f32.tf32.tf32 {" + regList + "}, {" + operand(0) + ", " +
+                        operand(1) + ", " + operand(2) + ", " + operand(3) + "}, " +
+                        operand(4) + ", p, 1, 1;\n}";
+  std::string mmaConstraints = outputs + ",r,r,r,r,l,r" + ties;
+  Value aAddress = LLVM::PtrToIntOp::create(b, loc, i32, aBase);
+  Value one = c(1);
+
+  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+  for (int64_t inst = 0; inst < repeats / 2; ++inst) {
+    // D^T's rows 16 (w % 4) + lane / 4 + 8h are repetition 2 inst + h; its columns
+    // 8c + 2 (lane % 4) + j are the accumulator's rows.
+    SmallVector<unsigned> regs(count);
+    for (unsigned col8 = 0; col8 < m / 8; ++col8)
+      for (unsigned h = 0; h < 2; ++h)
+        for (unsigned j = 0; j < 2; ++j)
+          regs[4 * col8 + 2 * h + j] = layout.getRegister({2 * col8 + j, unsigned(2 * inst + h)});
+    for (int64_t kk = 0; kk < k; kk += 8) {
+      Value start = arith::AddIOp::create(b, loc, aAddress, c(kk * 4));
+      SmallVector<Value> operands(aFrags[inst * (k / 8) + kk / 8]);
+      operands.push_back(wgmmaDescriptor(b, loc, start, 16, 1024));
+      operands.push_back(one);
+      for (unsigned r : regs)
+        operands.push_back(acc[r]);
+      Value d = createInlinePtx(b, loc, accType, operands, mmaText, mmaConstraints).getResult(0);
+      for (unsigned i = 0; i < count; ++i)
+        acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+    }
+  }
+  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
+  if (!op.getAsync())
+    waitForWgmma(b, loc, 0, acc);
+}
+
 /// The FMA loop for any accumulator layout; exact f32 products.
 void emitFma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
              const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
@@ -445,8 +532,13 @@ struct DotLowering : OpConversionPattern<DotOp> {
     Value scratch = getSharedMemoryBase(rewriter, loc);
     bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
     bool tf32 = useMma && getElementTypeOrSelf(op.getA().getType()).isF32();
+    auto module = op->getParentOfType<ModuleOp>();
+    auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
+    unsigned numWarps = layout->getRoot().getNumWarps();
+    bool tf32Wgmma = arch && canUseTf32Wgmma(op, numWarps, arch.getValue()) &&
+                     layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(), numWarps);
     for (Value operand : {op.getA(), op.getB()}) {
-      if (getWgmmaOperand(operand) != kSwizzledOperand)
+      if (tf32Wgmma || getWgmmaOperand(operand) != kSwizzledOperand)
         continue;
       auto type = cast<SharedType>(operand.getType());
       int64_t rowBytes = type.getShape()[1] * (type.getElementType().getIntOrFloatBitWidth() / 8);
@@ -477,6 +569,8 @@ struct DotLowering : OpConversionPattern<DotOp> {
     if (aShared && bShared && getWgmmaOperand(op.getA()) == "a" &&
         getWgmmaOperand(op.getB()) == "b")
       emitWgmma(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
+    else if (tf32Wgmma)
+      emitWgmmaTf32(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
     else if (useMma)
       emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, tf32 && aShared,
               tf32 && bShared, acc);

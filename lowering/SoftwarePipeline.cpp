@@ -97,21 +97,17 @@ LogicalResult collectSlice(scf::ForOp loop, Value value, llvm::SetVector<Operati
 }
 
 /// Dots of `loop` that may stay in flight across iterations: both operands pipelined,
-/// wgmma-shaped, and the accumulator only carried from this dot to the next iteration's.
-SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsigned numWarps,
-                                 StringRef arch) {
+/// `onWgmma` (the dot will run on wgmma), and the accumulator only carried from this dot
+/// to the next iteration's.
+SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads,
+                                 llvm::function_ref<bool(DotOp)> onWgmma) {
   SmallVector<DotOp> dots;
   auto pipelined = [&](Value v) {
     return llvm::is_contained(loads, v.getDefiningOp<LoadOp>());
   };
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   for (DotOp dot : loop.getBody()->getOps<DotOp>()) {
-    if (!pipelined(dot.getA()) || !pipelined(dot.getB()))
-      continue;
-    auto a = cast<RankedTensorType>(dot.getA().getType());
-    auto b = cast<RankedTensorType>(dot.getB().getType());
-    if (!canUseWgmma(a.getElementType(), a.getDimSize(0), b.getDimSize(1), a.getDimSize(1),
-                     numWarps, arch))
+    if (!pipelined(dot.getA()) || !pipelined(dot.getB()) || !onWgmma(dot))
       continue;
     if (!dot.getResult().hasOneUse() || *dot->user_begin() != yield.getOperation())
       continue;
@@ -123,6 +119,14 @@ SmallVector<DotOp> findAsyncDots(scf::ForOp loop, ArrayRef<LoadOp> loads, unsign
     dots.push_back(dot);
   }
   return dots;
+}
+
+/// Whether `dot`'s register operands have shapes wgmma takes (f16/bf16, WgmmaLayout.h).
+bool hasWgmmaShape(DotOp dot, unsigned numWarps, StringRef arch) {
+  auto a = cast<ShapedType>(dot.getA().getType());
+  auto b = cast<ShapedType>(dot.getB().getType());
+  return canUseWgmma(a.getElementType(), a.getDimSize(0), b.getDimSize(1), a.getDimSize(1),
+                     numWarps, arch);
 }
 
 /// Whether a swizzled buffer (WgmmaLayout.h, "swizzled") can hold `load`'s tiles for an
@@ -284,16 +288,13 @@ struct TesselSoftwarePipelinePass
       return;
     SmallVector<DotOp> asyncDots;
     if (stages >= 3)
-      asyncDots = findAsyncDots(loop, loads, numWarps, arch);
-    // Whether every dot of the loop runs on mma.sync (none on wgmma).
+      asyncDots = findAsyncDots(
+          loop, loads, [&](DotOp dot) { return hasWgmmaShape(dot, numWarps, arch); });
+    // Whether every dot of the loop runs on mma.sync or tf32 wgmma (none on f16/bf16
+    // wgmma, whose buffers have their own layouts).
     bool mmaPath = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
-      auto a = cast<ShapedType>(dot.getA().getType());
-      auto b = cast<ShapedType>(dot.getB().getType());
-      return canUseWgmma(a.getElementType(), a.getDimSize(0), b.getDimSize(1),
-                         a.getDimSize(1), numWarps, arch);
+      return hasWgmmaShape(dot, numWarps, arch);
     });
-    // Iterations copied ahead: one less while a dot may still read last iteration's slot.
-    unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
     // mma.sync dots on targets with the bulk tensor engine whose result will take the
     // mma accumulator layout (the path that reads swizzled buffers).
     SmallVector<DotOp> mmaDots;
@@ -303,6 +304,22 @@ struct TesselSoftwarePipelinePass
           mmaDots.push_back(dot);
     SmallVector<bool> viaTma =
         findTmaLoads(loads, asyncDots, mmaDots, tmaOperands, mmaTmaOperands);
+    // tf32 dots whose operands both come by TMA run transposed on wgmma on sm_90a
+    // (WgmmaLayout.h), in flight like the others.
+    auto byTma = [&](Value operand) {
+      auto *it = llvm::find(loads, operand.getDefiningOp<LoadOp>());
+      return it != loads.end() && viaTma[it - loads.begin()];
+    };
+    if (stages >= 3)
+      llvm::append_range(asyncDots, findAsyncDots(loop, loads, [&](DotOp dot) {
+                           auto a = cast<ShapedType>(dot.getA().getType());
+                           auto b = cast<ShapedType>(dot.getB().getType());
+                           return byTma(dot.getA()) && byTma(dot.getB()) &&
+                                  canUseTf32Wgmma(dot, a.getDimSize(0), b.getDimSize(1),
+                                                  a.getDimSize(1), numWarps, arch);
+                         }));
+    // Iterations copied ahead: one less while a dot may still read last iteration's slot.
+    unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
     unsigned tmaCount = unsigned(llvm::count(viaTma, true));
     bool anyCpAsync = tmaCount < loads.size();
     // Where the in-loop copies go. After the dots when every dot runs on mma.sync and
@@ -313,7 +330,7 @@ struct TesselSoftwarePipelinePass
     // go after the dots from 3 stages on (measured 5-10% faster than first), but with 2
     // stages first, or they would be requested just before they are needed (+14%).
     // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
-    bool copiesLast = mmaPath && (anyCpAsync || stages > 2);
+    bool copiesLast = mmaPath && asyncDots.empty() && (anyCpAsync || stages > 2);
 
     MLIRContext *ctx = &getContext();
     Location loc = loop.getLoc();

@@ -30,6 +30,30 @@ BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,
   return BlockedEncodingAttr::get(ctx, {1, 2}, {8, 4}, {numWarps, 1}, {1, 0});
 }
 
+bool mlir::tessel::canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k,
+                                   unsigned numWarps, StringRef arch) {
+  if (arch != "sm_90a" || numWarps == 0 || numWarps % 4 != 0)
+    return false;
+  if (!getElementTypeOrSelf(dot.getA().getType()).isF32() || dot.getInputPrecision() != "tf32")
+    return false;
+  return k == 32 && n % (16 * numWarps) == 0 && m % 8 == 0 && m >= 8 && m <= 256;
+}
+
+bool mlir::tessel::canUseTf32Wgmma(DotOp dot, unsigned numWarps, StringRef arch) {
+  auto a = dyn_cast<SharedType>(dot.getA().getType());
+  auto b = dyn_cast<SharedType>(dot.getB().getType());
+  if (!a || !b || getWgmmaOperand(dot.getA()) != kSwizzledOperand ||
+      getWgmmaOperand(dot.getB()) != kSwizzledOperand)
+    return false;
+  return canUseTf32Wgmma(dot, a.getShape()[0], b.getShape()[1], a.getShape()[1], numWarps,
+                         arch);
+}
+
+BlockedEncodingAttr mlir::tessel::getTf32WgmmaAccumulatorLayout(MLIRContext *ctx,
+                                                               unsigned numWarps) {
+  return BlockedEncodingAttr::get(ctx, {2, 1}, {4, 8}, {1, numWarps}, {0, 1});
+}
+
 LocalAllocOp mlir::tessel::getSharedAlloc(Value shared) {
   while (auto index = shared.getDefiningOp<LocalIndexOp>())
     shared = index.getSrc();

@@ -24,6 +24,20 @@
 // engine fills on sm_90 (one box per block); ldmatrix reads it without bank conflicts,
 // since the eight rows of an 8x8 matrix sit in eight different 16-byte chunks.
 //
+// tf32 (f32 operands, inputPrecision "tf32"): wgmma reads tf32 from shared memory only
+// K-major, and B is N-major. So the dot runs transposed, C^T = B^T A^T (CUTLASS's
+// register-A wgmma): wgmma's A is B^T, loaded by each warp into registers from the
+// "swizzled" B buffer (rounded to tf32 there); wgmma's B is the "swizzled" A buffer, whose
+// 128-byte rows (BLOCK_K = 32) are exactly a K-major operand. One m64nMk8 instruction per
+// 64 columns of C a warpgroup owns, M = the tile's rows (8..256). Its accumulator holds C^T,
+// which is the blocked layout sizePerThread = [2, 1], threadsPerWarp = [4, 8],
+// warpsPerCTA = [1, num_warps], order = [0, 1]: thread (warp w, lane l) holds rows
+// 8c + 2(l%4) + {0,1} and columns r * 8W + 8w + l/4 for repetitions r. Instruction i of
+// warpgroup g pairs repetitions 2i and 2i + 1 with its 64 rows, warp w%4 owning 16 of
+// them; since every warp loads its own A rows, any columns can play those rows and no
+// shared layout changes. Conditions: K = 32, num_warps a multiple of 4, N a multiple of
+// 16 * num_warps, M a multiple of 8 up to 256, both operands in "swizzled" buffers.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_LOWERING_WGMMALAYOUT_H
 #define TESSEL_LOWERING_WGMMALAYOUT_H
@@ -49,6 +63,17 @@ bool canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
 /// The accumulator layout of a wgmma dot.
 BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarps);
+
+/// True when a tf32 dot (f32 operands, inputPrecision "tf32"), MxK by KxN, can run
+/// transposed on wgmma for `arch` once both operands are in "swizzled" buffers.
+bool canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k, unsigned numWarps,
+                     StringRef arch);
+
+/// True when `dot` reads both operands from "swizzled" buffers and can run on tf32 wgmma.
+bool canUseTf32Wgmma(DotOp dot, unsigned numWarps, StringRef arch);
+
+/// The (transposed) accumulator layout of a tf32 wgmma dot.
+BlockedEncodingAttr getTf32WgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarps);
 
 /// The tessel.local_alloc a shared tile comes from (through local_index), or null.
 LocalAllocOp getSharedAlloc(Value shared);

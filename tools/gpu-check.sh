@@ -11,8 +11,8 @@
 #
 # Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning),
 # matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config),
-# wgmma (the same for the sm_90a packages only, bf16 and f16: a shorter call),
-# ceilings (hardware ceilings the targets are judged against: mma.sync's peak).
+# wgmma (the same for the sm_90a packages only, bf16, f16 and tf32: a shorter call),
+# ceilings (hardware ceilings the targets are judged against: mma.sync's bf16 and tf32 peaks).
 # TESSEL_GPU_TARGETS="a b" builds only those targets (default: everything).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
@@ -108,19 +108,19 @@ run)
       tail -n 20 "$out/matmul-tests.log"
       "$build"/bin/tessel-bench matmul --json "$out/matmul.json" --markdown "$out/matmul.md" 2>&1 |
         tee "$out/matmul.txt" || true
-      # The sm_90a (wgmma) build, bf16.
-      "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16 --json "$out/matmul-sm90a.json" \
+      # The sm_90a (wgmma) build, bf16 and tf32.
+      "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f32 --json "$out/matmul-sm90a.json" \
         --markdown "$out/matmul-sm90a.md" 2>&1 | tee "$out/matmul-sm90a.txt" || true
-      matmul_resources bf16 f32 bf16_sm90a
+      matmul_resources bf16 f32 bf16_sm90a f32_sm90a
       ;;
     wgmma)
       # The sm_90a (wgmma) packages: their GPU tests, the benchmark, ptxas resources.
       "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*sm90a*' > "$out/matmul-tests.log" 2>&1 || true
       tail -n 12 "$out/matmul-tests.log"
-      "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f16 --samples 50 \
+      "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f16,f32 --samples 50 \
         --json "$out/matmul-sm90a.json" --markdown "$out/matmul-sm90a.md" 2>&1 |
         tee "$out/matmul-sm90a.txt" || true
-      matmul_resources bf16_sm90a
+      matmul_resources bf16_sm90a f32_sm90a
       ;;
     ceilings)
       nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

@@ -1,6 +1,8 @@
-// mma_sync_peak.cu - the most bf16 tensor-core throughput mma.sync can give on this GPU.
+// mma_sync_peak.cu - the most bf16 and tf32 tensor-core throughput mma.sync can give on
+// this GPU.
 //
-// Every warp issues independent mma.sync.m16n8k16 (bf16 in, f32 accumulate) on operands
+// Every warp issues independent mma.sync.m16n8k16 (bf16 in, f32 accumulate), or
+// m16n8k8 (tf32), on operands
 // already in registers: no memory traffic, no address arithmetic, only the tensor-core
 // pipe. This is the ceiling for any kernel on the sm_80 path (Tessel's mma.sync
 // lowering, Ampere-style CUTLASS, FlashAttention-2); Hopper's wgmma (cuBLAS) goes higher.
@@ -12,17 +14,24 @@
 constexpr int kChains = 8;         // independent accumulators per warp (hides latency)
 constexpr int kIterations = 4096;  // mma.sync per chain
 
-__global__ void mmaLoop(float *out, unsigned seed) {
+template <bool Tf32> __global__ void mmaLoop(float *out, unsigned seed) {
   unsigned a0 = seed ^ threadIdx.x, a1 = a0 * 3, a2 = a0 * 5, a3 = a0 * 7;
   unsigned b0 = a0 * 11, b1 = a0 * 13;
   float acc[kChains][4] = {};
   for (int i = 0; i < kIterations; ++i) {
 #pragma unroll
-    for (int c = 0; c < kChains; ++c)
-      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                   "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                   : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
-                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    for (int c = 0; c < kChains; ++c) {
+      if constexpr (Tf32)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+      else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
   }
   float sum = 0;
   for (int c = 0; c < kChains; ++c)
@@ -37,8 +46,10 @@ int main() {
     return 1;
   }
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  std::printf("%8s %8s %12s %10s\n", "blocks", "warps", "time_ms", "TFLOP/s");
+  std::printf("%6s %8s %8s %12s %10s\n", "type", "blocks", "warps", "time_ms", "TFLOP/s");
+  for (bool tf32 : {false, true})
   for (int warps : {4, 8, 16}) {
+    auto kernel = tf32 ? mmaLoop<true> : mmaLoop<false>;
     int blocks = prop.multiProcessorCount * 4;
     int threads = warps * 32;
     float *out = nullptr;
@@ -46,11 +57,11 @@ int main() {
     cudaEvent_t start, stop;
     cudaEventCreate(&start);
     cudaEventCreate(&stop);
-    mmaLoop<<<blocks, threads>>>(out, 1); // warm-up
+    kernel<<<blocks, threads>>>(out, 1); // warm-up
     float best = 1e30f;
     for (int rep = 0; rep < 10; ++rep) {
       cudaEventRecord(start);
-      mmaLoop<<<blocks, threads>>>(out, rep);
+      kernel<<<blocks, threads>>>(out, rep);
       cudaEventRecord(stop);
       cudaEventSynchronize(stop);
       float ms = 0;
@@ -61,8 +72,10 @@ int main() {
       std::fprintf(stderr, "mma_sync_peak: launch failed\n");
       return 1;
     }
-    double flop = 2.0 * 16 * 8 * 16 * double(kChains) * kIterations * (threads / 32) * blocks;
-    std::printf("%8d %8d %12.3f %10.1f\n", blocks, warps, best, flop / (best * 1e-3) / 1e12);
+    double flop = 2.0 * 16 * 8 * (tf32 ? 8 : 16) * double(kChains) * kIterations *
+                  (threads / 32) * blocks;
+    std::printf("%6s %8d %8d %12.3f %10.1f\n", tf32 ? "tf32" : "bf16", blocks, warps, best,
+                flop / (best * 1e-3) / 1e12);
     cudaFree(out);
   }
   return 0;

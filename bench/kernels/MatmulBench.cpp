@@ -155,6 +155,14 @@ int runMatmul(int argc, char **argv) {
       // Bit-identical results are possible (both accumulate K in order on tensor cores);
       // this says how many elements differ at all.
       double differing = c.ne(reference).to(torch::kFloat64).mean().item<double>();
+      // f32 runs as tf32 on both sides: how far each is from the float64 product.
+      double tesselError = -1, torchError = -1;
+      if (dtype == torch::kFloat32) {
+        torch::Tensor exact = torch::matmul(a.to(torch::kFloat64), b.to(torch::kFloat64));
+        double norm = exact.norm().item<double>();
+        tesselError = (c.to(torch::kFloat64) - exact).norm().item<double>() / norm;
+        torchError = (reference.to(torch::kFloat64) - exact).norm().item<double>() / norm;
+      }
       double flop = 2.0 * shape.m * shape.n * shape.k;
       auto tflops = [&](double ms) { return flop / (ms * 1e-3) / 1e12; };
       Record record;
@@ -170,6 +178,10 @@ int runMatmul(int argc, char **argv) {
       record.set("tessel_vs_torch", torchMs / tesselMs);
       record.set("rel_error_vs_torch", relError);
       record.set("differing_fraction", differing);
+      if (tesselError >= 0) {
+        record.set("tessel_error_vs_f64", tesselError);
+        record.set("torch_error_vs_f64", torchError);
+      }
       records.push_back(record);
       std::cerr << "matmul " << dtypeName << " " << shape.m << "x" << shape.n << "x" << shape.k
                 << " done\n";
@@ -183,7 +195,9 @@ int runMatmul(int argc, char **argv) {
       fieldColumn("torch TFLOP/s", "torch_tflops", 1),
       fieldColumn("tessel/torch", "tessel_vs_torch", 3),
       fieldColumn("rel err vs torch", "rel_error_vs_torch", 6),
-      fieldColumn("elements differing", "differing_fraction", 6)};
+      fieldColumn("elements differing", "differing_fraction", 6),
+      fieldColumn("tessel err vs f64", "tessel_error_vs_f64", 6),
+      fieldColumn("torch err vs f64", "torch_error_vs_f64", 6)};
   Record meta;
   meta.set("samples", samples);
   writeKernelReport(device, meta, records, columns, json, markdown);

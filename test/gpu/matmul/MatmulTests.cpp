@@ -5,7 +5,7 @@
 // C must stay untouched. Error is ||out - ref|| / ||ref|| against a float64 reference
 // computed from the same (rounded) inputs; NaN never passes. Packages (kernels/CMakeLists):
 // matmul_<dtype> (f32 through tf32), matmul_f32_ieee, matmul_bf16_relu, matmul_bf16_tt
-// (A and B column-major), matmul_{bf16,f16}_sm90a (wgmma where the configuration allows).
+// (A and B column-major), matmul_{bf16,f16,f32}_sm90a (wgmma where the configuration allows).
 //
 //===----------------------------------------------------------------------===//
 #include "test/gpu/GpuArrays.h"
@@ -135,13 +135,22 @@ protected:
     if (!fits(config))
       return;
     double error = run(m, n, k, config, aligned);
+    worst = std::isnan(error) ? error : std::max(worst, error);
     EXPECT_TRUE(error <= GetParam().bound)
         << m << "x" << n << "x" << k << (aligned ? " (aligned)" : "") << " on " << kernel.info().describeConfig(config)
         << ": relative error " << error << " > " << GetParam().bound << " (seed " << seed << ")";
   }
 
+  // The largest relative error of the test, for the log (how close to the bound).
+  void TearDown() override {
+    if (worst >= 0 || std::isnan(worst))
+      std::printf("[ ACCURACY ] %s: worst relative error %.3g (bound %.3g)\n",
+                  GetParam().package, worst, GetParam().bound);
+  }
+
   Package package;
   Kernel kernel;
+  double worst = -1;
   std::set<int> skipped;
   unsigned seed = 0;
   std::mt19937 rng;
@@ -192,7 +201,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Mode{"matmul_bf16_relu", Storage::BF16, 1e-2, /*relu=*/true},
                       Mode{"matmul_bf16_tt", Storage::BF16, 1e-2, false, /*transposed=*/true},
                       Mode{"matmul_bf16_sm90a", Storage::BF16, 1e-2},
-                      Mode{"matmul_f16_sm90a", Storage::F16, 3e-3}),
+                      Mode{"matmul_f16_sm90a", Storage::F16, 3e-3},
+                      Mode{"matmul_f32_sm90a", Storage::F32, 1e-3}),
     [](const ::testing::TestParamInfo<Mode> &info) { return std::string(info.param.package); });
 
 } // namespace
