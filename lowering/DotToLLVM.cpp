@@ -7,6 +7,8 @@
 //    are f16/bf16, or f32 with inputPrecision = "tf32"): per K step, A fragments by
 //    `ldmatrix.x4`, B fragments by `ldmatrix.x4.trans` (f16/bf16) or ld.shared (tf32, rounded
 //    to tf32 when staged), one `mma.sync` per 16x8 instruction tile of the warp.
+//  - wgmma paths (sm_90a, operands in the bulk copies' buffers, WgmmaLayout.h): f16/bf16
+//    from two descriptors; tf32 transposed, B^T from registers and A by descriptor.
 //  - FMA path (any layout; f32 "ieee", or tiles too small for every warp to hold whole
 //    instruction tiles): each thread reads the rows of a and the columns of b its
 //    accumulator registers need and accumulates with fma in f32.

@@ -37,7 +37,10 @@
 // `tessel.mbarrier_wait` on slot j % S for parity (j / S) & 1. On sm_90 and sm_90a the
 // operands of mma.sync dots named by `mma-tma` ("ab" by default) go the same way when they
 // are blocks that fit the boxes (f16/bf16/f32, A one 128-byte row wide, B a multiple of
-// that, at most 256 rows): their rings are marked "swizzled" (WgmmaLayout.h).
+// that, at most 256 rows): their rings are marked "swizzled" (WgmmaLayout.h). On sm_90a
+// a tf32 dot whose operands both come that way runs transposed on wgmma (WgmmaLayout.h)
+// and, from 3 stages on, stays in flight like the f16/bf16 wgmma dots above (copies
+// first, D = S-2).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"

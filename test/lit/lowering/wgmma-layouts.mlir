@@ -59,3 +59,56 @@ module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// sm_90a, tf32 (f32 operands, K = 32) in the "swizzled" buffers the bulk copies fill: the
+// dot runs transposed on wgmma and its accumulator takes C^T's fragment layout (two rows
+// by one column per thread, lanes four along M, warps along N); no async-proxy fence
+// (only the bulk copies write those buffers).
+// CHECK: #blocked = #tessel.blocked<{sizePerThread = [2, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+// CHECK: tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x128x32xf32>
+// CHECK-NOT: tessel.fence_async_shared
+// CHECK: tessel.dot {{.*}} -> tensor<128x128xf32, #blocked>
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+  func.func @tf32_wgmma(%n: i32, %base: !tessel.ptr<f32>) {
+    %p = tessel.splat %base : tensor<128x128x!tessel.ptr<f32>>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+    %ra = tessel.local_alloc {tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x128x32xf32>
+    %rb = tessel.local_alloc {tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x32x128xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+      %x = tessel.local_index %ra[%i] : !tessel.shared<3x128x32xf32> -> !tessel.shared<128x32xf32>
+      %y = tessel.local_index %rb[%i] : !tessel.shared<3x32x128xf32> -> !tessel.shared<32x128xf32>
+      %d = tessel.dot %x, %y, %acc : !tessel.shared<128x32xf32>, !tessel.shared<32x128xf32> -> tensor<128x128xf32>
+      scf.yield %d : tensor<128x128xf32>
+    }
+    tessel.store %p, %r : tensor<128x128x!tessel.ptr<f32>>
+    return
+  }
+}
+
+// -----
+
+// The same tf32 dot on sm_90 (no wgmma) keeps mma.sync's layout.
+// CHECK: #blocked = #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK: tessel.dot {{.*}} -> tensor<128x128xf32, #blocked>
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
+  func.func @tf32_mma(%n: i32, %base: !tessel.ptr<f32>) {
+    %p = tessel.splat %base : tensor<128x128x!tessel.ptr<f32>>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+    %ra = tessel.local_alloc {tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x128x32xf32>
+    %rb = tessel.local_alloc {tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x32x128xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+      %x = tessel.local_index %ra[%i] : !tessel.shared<3x128x32xf32> -> !tessel.shared<128x32xf32>
+      %y = tessel.local_index %rb[%i] : !tessel.shared<3x32x128xf32> -> !tessel.shared<32x128xf32>
+      %d = tessel.dot %x, %y, %acc : !tessel.shared<128x32xf32>, !tessel.shared<32x128xf32> -> tensor<128x128xf32>
+      scf.yield %d : tensor<128x128xf32>
+    }
+    tessel.store %p, %r : tensor<128x128x!tessel.ptr<f32>>
+    return
+  }
+}
