@@ -70,13 +70,13 @@ inline uint16_t floatToHalf(float f) {
   return uint16_t(sign | ((rounded - 0x38000000u) >> 13));
 }
 
-/// `f` rounded to tf32 (10 fraction bits) to nearest, ties away from zero, as
-/// tensor cores' cvt.rna.tf32.f32 does.
+/// `f` rounded to tf32 (10 fraction bits) to nearest, ties to even, as the sm_90
+/// kernels' cvt.rn.tf32.f32 does (sm_80's cvt.rna differs on exact ties only: ties away).
 inline float roundToTF32(float f) {
   uint32_t u = floatBits(f);
   if ((u & 0x7f800000u) == 0x7f800000u)
     return f;
-  return bitsFloat((u + 0x1000u) & 0xffffe000u);
+  return bitsFloat((u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u);
 }
 
 inline float roundToBF16(float f) { return bf16ToFloat(floatToBF16(f)); }

@@ -62,10 +62,13 @@ Value mul(OpBuilder &b, Location loc, Value x, int64_t c) {
 }
 
 /// Rounds an f32 (or its bits in an i32, as cp.async leaves operands in shared memory) to
-/// tf32, round to nearest, ties away; the result has the operand's type.
-Value roundToTF32(OpBuilder &b, Location loc, Value value) {
+/// tf32, to nearest; the result has the operand's type. sm_90 has `cvt.rn.tf32.f32`
+/// (ties to even), one instruction (F2FP.TF32); before it, `cvt.rna` (ties away), which
+/// ptxas builds from three (an add, a compare against infinity, a select).
+Value roundToTF32(OpBuilder &b, Location loc, Value value, bool hopper) {
   bool bits = value.getType().isInteger(32);
-  Value rounded = createInlinePtx(b, loc, b.getI32Type(), value, "cvt.rna.tf32.f32 $0, $1;",
+  Value rounded = createInlinePtx(b, loc, b.getI32Type(), value,
+                                  hopper ? "cvt.rn.tf32.f32 $0, $1;" : "cvt.rna.tf32.f32 $0, $1;",
                                   bits ? "=r,r" : "=r,f", /*sideEffects=*/false)
                       .getResult(0);
   return bits ? rounded : LLVM::BitcastOp::create(b, loc, b.getF32Type(), rounded).getResult();
@@ -76,7 +79,7 @@ Value roundToTF32(OpBuilder &b, Location loc, Value value) {
 /// the rows.
 void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType type,
                Value base, int64_t stride, int64_t elementBytes, const ThreadIndex &thread,
-               bool toTF32) {
+               bool toTF32, bool hopper) {
   TileLayout layout = *TileLayout::get(type);
   auto coords = getCoordinates(b, loc, layout, thread);
   unsigned run = 1;
@@ -92,7 +95,7 @@ void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType typ
     Value address = byteOffset(b, loc, base, mul(b, loc, index, elementBytes));
     auto value = [&](unsigned j) {
       Value v = regs[i + j];
-      return toTF32 ? roundToTF32(b, loc, v) : v;
+      return toTF32 ? roundToTF32(b, loc, v, hopper) : v;
     };
     if (run == 1) {
       LLVM::StoreOp::create(b, loc, value(0), address, elementBytes);
@@ -127,7 +130,7 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, Value address, unsigned 
 /// `roundA`/`roundB`: tf32 operands still hold full f32 bits and are rounded as loaded.
 void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
              const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
-             bool roundA, bool roundB, SmallVectorImpl<Value> &acc) {
+             bool roundA, bool roundB, bool hopper, SmallVectorImpl<Value> &acc) {
   MLIRContext *ctx = b.getContext();
   Type elem = getElementTypeOrSelf(op.getA().getType());
   int64_t k = cast<ShapedType>(op.getA().getType()).getDimSize(1);
@@ -258,7 +261,7 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     for (unsigned p = 0; p < pairsM; ++p) {
       SmallVector<Value> frag;
       for (Value reg : ldmatrix(b, loc, aAddress(p, kk), 4, /*transpose=*/false))
-        frag.push_back(roundA ? roundToTF32(b, loc, reg) : asOperand(reg));
+        frag.push_back(roundA ? roundToTF32(b, loc, reg, hopper) : asOperand(reg));
       aFrags.push_back(frag);
     }
     SmallVector<SmallVector<Value>> bFrags(blocksN);
@@ -274,7 +277,7 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
       for (unsigned q = 0; q < blocksN; ++q) {
         for (int64_t half = 0; half < 2; ++half) {
           Value reg = LLVM::LoadOp::create(b, loc, i32, bAddressTf32(q, half, kk), 4);
-          bFrags[q].push_back(roundB ? roundToTF32(b, loc, reg) : reg);
+          bFrags[q].push_back(roundB ? roundToTF32(b, loc, reg, hopper) : reg);
         }
       }
     }
@@ -428,7 +431,7 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
   auto loadB = [&](int64_t rep, int64_t half, int64_t kk) {
     int64_t offset = rep * (8 * warps / 32) * k * 128 + kk * 128;
     Value address = byteOffset(b, loc, bBase, add(b, loc, laneOffset[half], offset));
-    return roundToTF32(b, loc, LLVM::LoadOp::create(b, loc, i32, address, 4));
+    return roundToTF32(b, loc, LLVM::LoadOp::create(b, loc, i32, address, 4), /*hopper=*/true);
   };
   SmallVector<SmallVector<Value>> aFrags; // [instruction][k step]: a0..a3
   for (int64_t inst = 0; inst < repeats / 2; ++inst)
@@ -537,6 +540,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
     auto module = op->getParentOfType<ModuleOp>();
     auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
     unsigned numWarps = layout->getRoot().getNumWarps();
+    bool hopper = arch && arch.getValue().starts_with("sm_90");
     bool tf32Wgmma = arch && canUseTf32Wgmma(op, numWarps, arch.getValue()) &&
                      layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(), numWarps);
     for (Value operand : {op.getA(), op.getB()}) {
@@ -555,14 +559,14 @@ struct DotLowering : OpConversionPattern<DotOp> {
       aBase = adaptor.getA().front();
     else
       stageTile(rewriter, loc, adaptor.getA(), cast<RankedTensorType>(op.getA().getType()),
-                aBase, staging.aStride, staging.elementBytes, thread, tf32);
+                aBase, staging.aStride, staging.elementBytes, thread, tf32, hopper);
     if (bShared) {
       bBase = adaptor.getB().front();
     } else {
       bBase = byteOffset(rewriter, loc, scratch,
                           createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
       stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
-                bBase, staging.bStride, staging.elementBytes, thread, tf32);
+                bBase, staging.bStride, staging.elementBytes, thread, tf32, hopper);
     }
     bool staged = !aShared || !bShared;
     if (staged)
@@ -575,7 +579,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
       emitWgmmaTf32(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
     else if (useMma)
       emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, tf32 && aShared,
-              tf32 && bShared, acc);
+              tf32 && bShared, hopper, acc);
     else
       emitFma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, acc);
     if (staged)

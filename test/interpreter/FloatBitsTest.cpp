@@ -41,3 +41,15 @@ TEST(FloatBits, FloatAndDoubleRoundingAgree) {
     ASSERT_EQ(floatToBF16(f), tessel::floatToBFloat16Bits(f)) << f;
   }
 }
+
+TEST(FloatBits, TF32RoundsToNearestEven) {
+  // 1 + 2^-11 lies halfway between 1 and 1 + 2^-10: ties go to the even neighbour (1);
+  // 1 + 3 * 2^-11 lies halfway between 1 + 2^-10 and 1 + 2^-9: up to the even one.
+  EXPECT_EQ(roundToTF32(1.0f + 0x1p-11f), 1.0f);
+  EXPECT_EQ(roundToTF32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);
+  EXPECT_EQ(roundToTF32(-(1.0f + 3 * 0x1p-11f)), -(1.0f + 0x1p-9f));
+  // Not a tie: to nearest.
+  EXPECT_EQ(roundToTF32(1.0f + 0x1p-11f + 0x1p-20f), 1.0f + 0x1p-10f);
+  EXPECT_TRUE(std::isinf(roundToTF32(INFINITY)));
+  EXPECT_TRUE(std::isnan(roundToTF32(NAN)));
+}
