@@ -226,7 +226,10 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     return byteOffset(b, loc, bBase, add(b, loc, offset, kk * 128));
   };
   // tf32 B element (k = kk + 4 half + lane % 4, n = 8 (q wn + warpN) + lane / 4) in a
-  // swizzled buffer: block n / 32, chunk ((n % 32) / 4) ^ (k % 8), word n % 4.
+  // swizzled buffer: block n / 32, chunk ((n % 32) / 4) ^ (k % 8), word n % 4; in an
+  // interleaved one the row sits at 2 (k % 4) + half instead (WgmmaLayout.h).
+  bool bInterleaved = getWgmmaOperand(op.getB()) == kInterleavedOperand;
+  bSwizzled |= bInterleaved;
   Value tf32Col = arith::AddIOp::create(b, loc, mul(b, loc, warpN, 8), bits(lane, 2, 7));
   Value tf32Row = bits(lane, 0, 3);
   auto bAddressTf32 = [&](unsigned q, int64_t half, int64_t kk) -> Value {
@@ -235,7 +238,9 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
       return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
     }
     Value n = add(b, loc, tf32Col, int64_t(q) * 8 * wn);
-    Value k8 = add(b, loc, tf32Row, 4 * half); // k % 8: kk is a multiple of 8
+    // k % 8 (kk is a multiple of 8), or its position 2 (k % 4) + half when interleaved.
+    Value k8 = bInterleaved ? add(b, loc, shl(tf32Row, 1), half)
+                            : add(b, loc, tf32Row, 4 * half);
     Value block = mul(b, loc, arith::ShRUIOp::create(b, loc, n, createI32(b, loc, 5)), kRows * 128);
     Value chunk = xorWith(bits(n, 2, 7), k8);
     Value offset = arith::AddIOp::create(b, loc, block, shl(k8, 7));
@@ -543,6 +548,10 @@ struct DotLowering : OpConversionPattern<DotOp> {
     bool hopper = arch && arch.getValue().starts_with("sm_90");
     bool tf32Wgmma = arch && canUseTf32Wgmma(op, numWarps, arch.getValue()) &&
                      layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(), numWarps);
+    if (getWgmmaOperand(op.getA()) == kInterleavedOperand ||
+        (getWgmmaOperand(op.getB()) == kInterleavedOperand && !(useMma && tf32)))
+      return op.emitOpError("reads an interleaved buffer but is not a tf32 dot on mma.sync "
+                            "reading it as B");
     for (Value operand : {op.getA(), op.getB()}) {
       if (tf32Wgmma || getWgmmaOperand(operand) != kSwizzledOperand)
         continue;

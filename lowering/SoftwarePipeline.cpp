@@ -37,7 +37,8 @@
 // `tessel.mbarrier_wait` on slot j % S for parity (j / S) & 1. On sm_90 and sm_90a the
 // operands of mma.sync dots named by `mma-tma` ("ab" by default) go the same way when they
 // are blocks that fit the boxes (f16/bf16/f32, A one 128-byte row wide, B a multiple of
-// that, at most 256 rows): their rings are marked "swizzled" (WgmmaLayout.h). On sm_90a
+// that, at most 256 rows): their rings are marked "swizzled" (WgmmaLayout.h), a tf32
+// dot's B "interleaved" when its rows come in groups of 8 (conflict-free loads). On sm_90a
 // a tf32 dot whose operands both come that way runs transposed on wgmma (WgmmaLayout.h)
 // and, from 3 stages on, stays in flight like the f16/bf16 wgmma dots above (copies
 // first, D = S-2).
@@ -147,6 +148,16 @@ bool fitsSwizzledMmaOperand(LoadOp load, bool isA) {
   return isA ? rowBytes == 128 : rowBytes % 128 == 0;
 }
 
+/// Whether `v` (a constant, or a kernel argument of `load`'s function with a
+/// tessel.divisibility attribute) is a multiple of `multiple`.
+bool isKnownMultiple(LoadOp load, const ArgOrConstant &v, int64_t multiple) {
+  if (v.argument < 0)
+    return v.value % multiple == 0;
+  auto func = load->getParentOfType<func::FuncOp>();
+  auto attr = func.getArgAttrOfType<IntegerAttr>(v.argument, "tessel.divisibility");
+  return attr && attr.getInt() % multiple == 0;
+}
+
 /// Whether each load of `loop` is copied by the bulk tensor engine (TMA): loads feeding
 /// an async (wgmma) dot as an operand named in `operands` (their buffers get wgmma's
 /// swizzled layout), or, on sm_90 and up, an mma.sync dot as an operand named in
@@ -169,12 +180,8 @@ SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots
       return mmaOperands.contains(isA ? 'a' : 'b') && fitsSwizzledMmaOperand(load, isA);
     });
     FailureOr<BlockAccess> access = matchBlockAccess(load);
-    auto func = load->getParentOfType<func::FuncOp>();
     auto aligned = [&](const ArgOrConstant &v, int64_t multiple) {
-      if (v.argument < 0)
-        return v.value % multiple == 0;
-      auto attr = func.getArgAttrOfType<IntegerAttr>(v.argument, "tessel.divisibility");
-      return attr && attr.getInt() % multiple == 0;
+      return isKnownMultiple(load, v, multiple);
     };
     bool ok = wanted && succeeded(access);
     if (ok) {
@@ -224,12 +231,13 @@ Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
 }
 
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
-/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype}. Bounds and stride
-/// are {"param": i} or {"value": v}. A wgmma A's box is 8 rows (its 8-row groups are
+/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, row_order]}.
+/// Bounds and stride are {"param": i} or {"value": v}; row_order "interleave8" for an
+/// "interleaved" ring. A wgmma A's box is 8 rows (its 8-row groups are
 /// permuted in shared memory for the wgmma accumulator layout); every other box is the
 /// tile's rows by 128 bytes of columns (one swizzle block).
 DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &access,
-                               unsigned index, bool wgmma) {
+                               unsigned index, bool wgmma, bool interleaved) {
   auto scalar = [&](const ArgOrConstant &v) {
     NamedAttrList fields;
     if (v.argument >= 0)
@@ -253,6 +261,8 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
   fields.set("row_stride", scalar(access.rowStride));
   fields.set("box", b.getI64ArrayAttr({boxRows, boxCols}));
   fields.set("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32"));
+  if (interleaved)
+    fields.set("row_order", b.getStringAttr("interleave8"));
   return fields.getDictionary(b.getContext());
 }
 
@@ -313,14 +323,25 @@ struct TesselSoftwarePipelinePass
       auto *it = llvm::find(loads, operand.getDefiningOp<LoadOp>());
       return it != loads.end() && viaTma[it - loads.begin()];
     };
+    auto onTf32Wgmma = [&](DotOp dot) {
+      auto a = cast<ShapedType>(dot.getA().getType());
+      auto b = cast<ShapedType>(dot.getB().getType());
+      return byTma(dot.getA()) && byTma(dot.getB()) &&
+             canUseTf32Wgmma(dot, a.getDimSize(0), b.getDimSize(1), a.getDimSize(1), numWarps,
+                             arch);
+    };
     if (stages >= 3)
-      llvm::append_range(asyncDots, findAsyncDots(loop, loads, [&](DotOp dot) {
-                           auto a = cast<ShapedType>(dot.getA().getType());
-                           auto b = cast<ShapedType>(dot.getB().getType());
-                           return byTma(dot.getA()) && byTma(dot.getB()) &&
-                                  canUseTf32Wgmma(dot, a.getDimSize(0), b.getDimSize(1),
-                                                  a.getDimSize(1), numWarps, arch);
-                         }));
+      llvm::append_range(asyncDots, findAsyncDots(loop, loads, onTf32Wgmma));
+    // The layout of an mma.sync operand's ring: "swizzled", except tf32 mma.sync's B,
+    // "interleaved" (WgmmaLayout.h: its fragment loads are then free of bank conflicts)
+    // when its matrix's rows are known to come in groups of 8.
+    auto ringLayout = [&](LoadOp load) -> StringRef {
+      for (DotOp dot : mmaDots)
+        if (dot.getB() == load.getResult() && getMmaK(dot) == 8 && !onTf32Wgmma(dot) &&
+            isKnownMultiple(load, matchBlockAccess(load)->rows, 8))
+          return kInterleavedOperand;
+      return kSwizzledOperand;
+    };
     // Iterations copied ahead: one less while a dot may still read last iteration's slot.
     unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
     unsigned tmaCount = unsigned(llvm::count(viaTma, true));
@@ -355,7 +376,7 @@ struct TesselSoftwarePipelinePass
       // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
       // (wgmma's buffers are marked by -tessel-assign-layouts).
       if (tma && mmaPath)
-        ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(kSwizzledOperand));
+        ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(ringLayout(load)));
       rings.push_back(ring);
     }
 
@@ -395,8 +416,9 @@ struct TesselSoftwarePipelinePass
           return signalPassFailure();
         }
         tensorMaps.push_back(func.getArgument(index));
-        recipes.push_back(tensorMapRecipe(rewriter, load, *matchBlockAccess(load), index,
-                                          /*wgmma=*/!mmaPath));
+        recipes.push_back(tensorMapRecipe(
+            rewriter, load, *matchBlockAccess(load), index, /*wgmma=*/!mmaPath,
+            /*interleaved=*/mmaPath && ringLayout(load) == kInterleavedOperand));
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     } else {

@@ -4,8 +4,10 @@
 // announcing the tile's bytes and one `cp.async.bulk.tensor.2d` per box: a wgmma A tile
 // as BLOCK_M/8 boxes of 8 rows x 64 columns, each landing at the shared row the
 // accumulator layout wants (WgmmaLayout.h permutes A's 8-row groups); a wgmma B tile as
-// BLOCK_N/64 boxes of 64 columns, one per 128-byte swizzle block. The tensor map's
-// 128-byte swizzle writes exactly the layout wgmma reads. `tessel.mbarrier_wait` spins on
+// BLOCK_N/64 boxes of 64 columns, one per 128-byte swizzle block (mma.sync's "swizzled"
+// buffers likewise; tf32 mma.sync's "interleaved" B through a rank-4 map, one
+// `cp.async.bulk.tensor.4d` per block). The tensor map's 128-byte swizzle writes exactly
+// the layout wgmma reads. `tessel.mbarrier_wait` spins on
 // `mbarrier.try_wait.parity`.
 //
 //===----------------------------------------------------------------------===//
@@ -34,7 +36,7 @@ LogicalResult replaceWithPtx(ConversionPatternRewriter &rewriter, Operation *op,
 
 /// Thread 0 (and `extra`, a predicate operand, if given) in predicate p.
 std::string threadZero(StringRef extra = "") {
-  std::string text = "{\n.reg .pred p;\n.reg .b32 t, rr, cc;\nmov.u32 t, %tid.x;\n";
+  std::string text = "{\n.reg .pred p;\n.reg .b32 t, rr, cc, zz;\nmov.u32 t, %tid.x;\nmov.b32 zz, 0;\n";
   if (extra.empty())
     text += "setp.eq.u32 p, t, 0;\n";
   else
@@ -75,12 +77,24 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     text += llvm::formatv("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {0};\n",
                           rows * cols * elementBytes)
                 .str();
+    // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
+    // runtime/Kernel.cpp) that writes its rows in that order.
+    bool interleaved = operand == kInterleavedOperand;
     auto box = [&](int64_t rowOffset, int64_t colOffset, int64_t dstOffset) {
-      text += llvm::formatv("add.s32 rr, $1, {0};\nadd.s32 cc, $2, {1};\n"
-                            "@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-                            "complete_tx::bytes [$3+{2}], [$0, {{cc, rr}], [$4];\n",
-                            rowOffset, colOffset, dstOffset)
+      text += llvm::formatv("add.s32 rr, $1, {0};\nadd.s32 cc, $2, {1};\n", rowOffset,
+                            colOffset)
                   .str();
+      if (interleaved)
+        text += llvm::formatv("shr.s32 rr, rr, 3;\n@p cp.async.bulk.tensor.4d.shared::cluster."
+                              "global.mbarrier::complete_tx::bytes [$3+{0}], [$0, {{cc, zz, zz, "
+                              "rr}], [$4];\n",
+                              dstOffset)
+                    .str();
+      else
+        text += llvm::formatv("@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                              "complete_tx::bytes [$3+{0}], [$0, {{cc, rr}], [$4];\n",
+                              dstOffset)
+                    .str();
     };
     // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
     auto offset = [&](int64_t row, int64_t col) {

@@ -140,6 +140,8 @@ Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef o
   }
   // B: atom (k / 8, n / perRow); inside, row k % 8 of 128 bytes, chunk swizzled by it.
   (void)cols;
+  if (operand == kInterleavedOperand) // k % 8 -> 2 (k % 4) + (k % 8) / 4
+    row = add(add(mul(shr(row, 3), 8), mul(andi(row, 3), 2)), andi(shr(row, 2), 1));
   Value kGroup = shr(row, 3), k8 = andi(row, 7);
   Value block = arith::DivUIOp::create(b, loc, col, c(perRow));
   Value inRow = andi(col, perRow - 1);

@@ -49,9 +49,18 @@
 namespace mlir::tessel {
 
 /// Attribute on a tessel.local_alloc in a swizzled layout: "a" or "b" (a wgmma dot reads
-/// it) or "swizzled" (an mma.sync dot reads it, the bulk tensor engine fills it).
+/// it), "swizzled" (an mma.sync or tf32 wgmma dot reads it, the bulk tensor engine fills
+/// it), or "interleaved": "swizzled" with the rows of each group of 8 stored in the order
+/// 0 4 1 5 2 6 3 7 (row k at position 2 (k % 4) + (k % 8) / 4), tf32 mma.sync's B. Its
+/// fragment loads (lane l: row l % 4 or 4 + l % 4, column l / 4 of an 8-column group) then
+/// meet swizzle masks 0 2 4 6 (or 1 3 5 7) instead of 0 1 2 3, which send the group's two
+/// 16-byte chunks to eight different chunk positions: 32 banks instead of 16.
 inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
 inline constexpr llvm::StringLiteral kSwizzledOperand = "swizzled";
+inline constexpr llvm::StringLiteral kInterleavedOperand = "interleaved";
+
+/// Position of row `k` of an "interleaved" buffer.
+inline int64_t getInterleavedRow(int64_t k) { return k / 8 * 8 + 2 * (k % 4) + k % 8 / 4; }
 
 /// True when a dot of `elementType` operands, MxK by KxN, read from shared memory, can
 /// run on wgmma with `numWarps` warps for `arch`.
@@ -78,7 +87,7 @@ BlockedEncodingAttr getTf32WgmmaAccumulatorLayout(MLIRContext *ctx, unsigned num
 /// The tessel.local_alloc a shared tile comes from (through local_index), or null.
 LocalAllocOp getSharedAlloc(Value shared);
 
-/// "a", "b", "swizzled" or "" (padded rows) for a shared tile's buffer.
+/// "a", "b", "swizzled", "interleaved" or "" (padded rows) for a shared tile's buffer.
 StringRef getWgmmaOperand(Value shared);
 
 /// True when a wgmma dot reads the buffer (through the async proxy).

@@ -267,6 +267,14 @@ static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
   if (!type || (*type != DType::BF16 && *type != DType::F16 && *type != DType::F32))
     fields.fail("tensor map dtype '" + dtype + "' is not bf16, f16 or f32");
   map.dtype = *type;
+  if (json.find("row_order")) {
+    std::string order = fields.string("row_order");
+    if (order != "interleave8")
+      fields.fail("tensor map row_order '" + order + "' is not interleave8");
+    if (map.boxRows % 8 != 0)
+      fields.fail("an interleave8 tensor map needs a box of a multiple of 8 rows");
+    map.interleave8 = true;
+  }
   return map;
 }
 
@@ -612,6 +620,8 @@ Json Package::toJson() const {
           box.push(map.boxCols);
           m.set("box", std::move(box));
           m.set("dtype", dtypeName(map.dtype));
+          if (map.interleave8)
+            m.set("row_order", "interleave8");
           maps.push(std::move(m));
         }
         v.set("tensor_maps", std::move(maps));

@@ -55,6 +55,10 @@ struct TensorMapSpec {
   ParamOrValue rows, cols, rowStride;
   int64_t boxRows = 0, boxCols = 0;
   DType dtype = DType::BF16;
+  /// Rows land interleaved within each group of 8 (row k at 2 (k % 4) + (k % 8) / 4), so
+  /// that tf32 mma.sync's B fragment loads hit distinct banks under the 128-byte swizzle:
+  /// a rank-4 map (columns, k / 4 % 2, k % 4, k / 8). Needs rows in multiples of 8.
+  bool interleave8 = false;
 };
 
 struct Variant {

@@ -344,10 +344,17 @@ EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType, cu
                                        CUtensorMapSwizzle, CUtensorMapL2promotion,
                                        CUtensorMapFloatOOBfill) {
   std::lock_guard<std::recursive_mutex> lock(fakeMutex);
-  if (rank != 2 || strides[0] % 16 != 0)
+  if ((rank != 2 && rank != 4) || strides[0] % 16 != 0)
     return CUDA_ERROR_INVALID_VALUE;
   *map = CUtensorMap{};
-  state.tensorMaps.push_back({dims[0], dims[1], strides[0], box[0], box[1]});
+  if (rank == 2) {
+    state.tensorMaps.push_back({dims[0], dims[1], strides[0], box[0], box[1]});
+  } else {
+    std::vector<uint64_t> record(dims, dims + 4);
+    record.insert(record.end(), strides, strides + 3);
+    record.insert(record.end(), box, box + 4);
+    state.tensorMaps.push_back(record);
+  }
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {

@@ -51,7 +51,8 @@ struct State {
   int moduleUnloads = 0;
   std::vector<std::pair<std::string, int>> maxDynamicShared; // entry, value
   std::vector<LaunchRecord> launches;
-  /// cuTensorMapEncodeTiled calls: {cols, rows, row stride in bytes, box cols, box rows}.
+  /// cuTensorMapEncodeTiled calls: {cols, rows, row stride in bytes, box cols, box rows};
+  /// rank 4: {dims x4, strides x3, box x4}.
   std::vector<std::vector<uint64_t>> tensorMaps;
 
   void reset() { *this = State(); }

@@ -298,3 +298,34 @@ TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
   EXPECT_NE(error.find("cuTensorMapEncodeTiled"), std::string::npos) << error;
   EXPECT_NE(error.find("row stride 14 bytes"), std::string::npos) << error;
 }
+
+TEST_F(FakeDriver, InterleavedTensorMapsAreRankFour) {
+  Package package = fakePackage();
+  Variant &spec = package.kernels[0].variants[1];
+  spec.ptx = ptxFor("k_spec").replace(ptxFor("k_spec").find("// params 4"), 11, "// params 5");
+  TensorMapSpec map;
+  map.param = 4;
+  map.pointer = 0;
+  map.rows.param = 1;
+  map.cols.param = 1;
+  map.rowStride.param = 1;
+  map.boxRows = 32;
+  map.boxCols = 64;
+  map.interleave8 = true;
+  spec.tensorMaps = {map};
+  package.validate();
+  Kernel k = Kernel::load(package, "k");
+  k.launch(1, {aligned(), 32, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 1u);
+  // dims {cols, k / 4 % 2, k % 4, k / 8}, strides {4, 1, 8} rows of 64 bytes, box
+  // {64, 2, 4, 32 / 8}.
+  EXPECT_EQ(fake().tensorMaps[0],
+            (std::vector<uint64_t>{32, 2, 4, 4, 256, 64, 512, 64, 2, 4, 4}));
+  // Rows that do not fill groups of 8 cannot be interleaved: said before encoding.
+  spec.tensorMaps[0].rows = ParamOrValue{-1, 36};
+  Kernel ragged = Kernel::load(package, "k");
+  std::string error = errorOf([&] { ragged.launch(1, {aligned(), 32, 0.5f, 0}); });
+  EXPECT_NE(error.find("interleaves rows in groups of 8, but the matrix has 36 rows"),
+            std::string::npos)
+      << error;
+}

@@ -341,6 +341,12 @@ TEST(Package, TensorMapsRoundTrip) {
   EXPECT_TRUE(package.kernel("softmax").variants[1].tensorMaps.empty());
 }
 
+/// Whether the first variant's tensor map interleaves rows.
+static bool package0Interleaved(const Json &root) {
+  return Package::parse(root.pretty(), "t.tslpkg").kernel("softmax").variants[0].tensorMaps[0]
+      .interleave8;
+}
+
 TEST(Package, TensorMapsAreChecked) {
   EXPECT_NE(errorOf(withTensorMap(4, 0).pretty()).find(
                 "tensor map 0 is parameter 4, expected 5 (after the kernel's params)"),
@@ -359,4 +365,28 @@ TEST(Package, TensorMapsAreChecked) {
   EXPECT_NE(errorOf(i32.pretty()).find("tensor map dtype 'i32' is not bf16, f16 or f32"),
             std::string::npos)
       << errorOf(i32.pretty());
+  // Interleaved rows (tf32 mma.sync's B) survive a round trip; other orders, and boxes
+  // that are not groups of 8 rows, are refused.
+  Json interleaved = withTensorMap(5, 0);
+  variantJson(interleaved, 0, 0)["tensor_maps"].asArray()[0].set("row_order", Json("interleave8"));
+  Package withOrder = Package::parse(interleaved.pretty(), "t.tslpkg");
+  EXPECT_TRUE(withOrder.kernel("softmax").variants[0].tensorMaps[0].interleave8);
+  EXPECT_TRUE(Package::parse(withOrder.serialize(), "t.tslpkg")
+                  .kernel("softmax").variants[0].tensorMaps[0].interleave8);
+  EXPECT_FALSE(package0Interleaved(withTensorMap(5, 0)));
+  Json badOrder = withTensorMap(5, 0);
+  variantJson(badOrder, 0, 0)["tensor_maps"].asArray()[0].set("row_order", Json("reversed"));
+  EXPECT_NE(errorOf(badOrder.pretty()).find("tensor map row_order 'reversed' is not interleave8"),
+            std::string::npos)
+      << errorOf(badOrder.pretty());
+  Json badBox = withTensorMap(5, 0);
+  auto &badMap = variantJson(badBox, 0, 0)["tensor_maps"].asArray()[0];
+  badMap.set("row_order", Json("interleave8"));
+  Json box = Json::array();
+  box.push(int64_t(12));
+  box.push(int64_t(64));
+  badMap.set("box", std::move(box));
+  EXPECT_NE(errorOf(badBox.pretty()).find("needs a box of a multiple of 8 rows"),
+            std::string::npos)
+      << errorOf(badBox.pretty());
 }

@@ -140,6 +140,8 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
     map.boxCols = mlir::cast<mlir::IntegerAttr>(box[1]).getInt();
     // The pipeliner writes bf16, f16 or f32.
     map.dtype = *parseDType(mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue().str());
+    if (auto order = dict.getAs<mlir::StringAttr>("row_order"))
+      map.interleave8 = order.getValue() == "interleave8";
     maps.push_back(map);
   }
   return maps;

@@ -16,3 +16,20 @@ module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// An "interleaved" buffer (tf32 mma.sync's B layout) read as A.
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
+  func.func @interleaved_a(%base: !tessel.ptr<f32>) {
+    %p = tessel.splat %base : tensor<64x64x!tessel.ptr<f32>>
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %x = tessel.local_alloc {tessel.wgmma_operand = "interleaved"} : !tessel.shared<64x32xf32>
+    %y = tessel.local_alloc {tessel.wgmma_operand = "interleaved"} : !tessel.shared<32x64xf32>
+    // expected-error @+2 {{reads an interleaved buffer but is not a tf32 dot on mma.sync reading it as B}}
+    // expected-error @+1 {{failed to legalize}}
+    %d = tessel.dot %x, %y, %zero : !tessel.shared<64x32xf32>, !tessel.shared<32x64xf32> -> tensor<64x64xf32>
+    tessel.store %p, %d : tensor<64x64x!tessel.ptr<f32>>
+    return
+  }
+}
