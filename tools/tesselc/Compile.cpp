@@ -469,12 +469,20 @@ int run(const Options &opts) {
       output.resize(dot);
     output += ".tslpkg";
   }
+  // `-o -`: the package goes to stdout, so the report goes to stderr.
+  bool toStdout = output == "-";
   try {
-    package.save(output);
+    if (toStdout) {
+      package.validate();
+      std::cout << package.serialize() << std::flush;
+    } else {
+      package.save(output);
+    }
   } catch (const std::exception &e) {
     diags.error(fe::SourceRange(), std::string("cannot write the package: ") + e.what());
     return finish(diags, 1);
   }
+  std::ostream &report = toStdout ? std::cerr : std::cout;
   double totalMs = msSince(start);
   if (opts.quiet) {
   } else if (opts.json) {
@@ -485,15 +493,16 @@ int run(const Options &opts) {
     summary.set("configurations", int64_t(configCount));
     summary.set("max_config_ms", maxConfigMs);
     summary.set("total_ms", totalMs);
-    std::cout << summary.pretty() << "\n";
+    report << summary.pretty() << "\n";
   } else {
-    std::cout << table.str();
+    report << table.str();
     char line[256];
     std::snprintf(line, sizeof(line),
                   "wrote %s: %zu kernel(s), %zu configuration(s), %.0f ms in all, "
                   "slowest configuration %.0f ms\n",
-                  output.c_str(), package.kernels.size(), configCount, totalMs, maxConfigMs);
-    std::cout << line;
+                  toStdout ? "the package to stdout" : output.c_str(), package.kernels.size(),
+                  configCount, totalMs, maxConfigMs);
+    report << line;
   }
   return finish(diags, 0);
 }
