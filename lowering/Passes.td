@@ -116,7 +116,10 @@ def TesselMarkKernelEntries : Pass<"tessel-mark-kernel-entries", "ModuleOp"> {
   let description = [{
     Runs after `convert-func-to-llvm`: functions marked `tessel.kernel` get `nvvm.kernel`
     (a `.entry`) and `nvvm.reqntid` (`num_warps * 32` threads), which lets the back end
-    budget registers for the real block size.
+    budget registers for the real block size. When the module's shared memory
+    (`tessel.shared`, on `tessel.arch`) leaves room for so few blocks per SM that every
+    thread may have 255 registers, they also get `nvvm.minctasm` (`.minnctapersm`) with
+    that block count, so ptxas does not budget registers for an occupancy it cannot reach.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
