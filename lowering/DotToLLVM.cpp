@@ -424,14 +424,12 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
   // swizzled B buffer, block n / 32 (K rows of 128 bytes each), row k, chunk
   // ((n % 32) / 4) ^ (k % 8), word n % 4. A repetition moves n by 8W, a multiple of 32:
   // whole blocks.
-  // In an "interleaved" B row k % 8 sits at 2 (k % 4) + half: 32 banks, not 16.
-  bool interleaved = getWgmmaOperand(op.getB()) == kInterleavedOperand;
   Value col = addv(mul(b, loc, thread.warp, 8), shr(thread.lane, 2));
   Value row = andi(thread.lane, 3);
   Value colPart = addv(mul(b, loc, shr(col, 5), k * 128), shl(andi(col, 3), 2));
   Value laneOffset[2];
   for (int64_t half = 0; half < 2; ++half) {
-    Value k8 = interleaved ? add(b, loc, shl(row, 1), half) : add(b, loc, row, 4 * half);
+    Value k8 = add(b, loc, row, 4 * half);
     Value chunk = arith::XOrIOp::create(b, loc, andi(shr(col, 2), 7), k8);
     laneOffset[half] = addv(addv(colPart, shl(k8, 7)), shl(chunk, 4));
   }
@@ -551,8 +549,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
     bool tf32Wgmma = arch && canUseTf32Wgmma(op, numWarps, arch.getValue()) &&
                      layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(), numWarps);
     if (getWgmmaOperand(op.getA()) == kInterleavedOperand ||
-        (getWgmmaOperand(op.getB()) == kInterleavedOperand && !(useMma && tf32) &&
-         !tf32Wgmma))
+        (getWgmmaOperand(op.getB()) == kInterleavedOperand && !(useMma && tf32)))
       return op.emitOpError("reads an interleaved buffer but is not a tf32 dot on mma.sync "
                             "reading it as B");
     for (Value operand : {op.getA(), op.getB()}) {

@@ -332,13 +332,12 @@ struct TesselSoftwarePipelinePass
     };
     if (stages >= 3)
       llvm::append_range(asyncDots, findAsyncDots(loop, loads, onTf32Wgmma));
-    // The layout of an mma.sync or tf32 wgmma operand's ring: "swizzled", except a tf32
-    // dot's B, "interleaved" (WgmmaLayout.h: the fragment loads of mma.sync's B and of
-    // wgmma's B^T are then free of bank conflicts) when its matrix's rows are known to
-    // come in groups of 8.
+    // The layout of an mma.sync operand's ring: "swizzled", except tf32 mma.sync's B,
+    // "interleaved" (WgmmaLayout.h: its fragment loads are then free of bank conflicts)
+    // when its matrix's rows are known to come in groups of 8.
     auto ringLayout = [&](LoadOp load) -> StringRef {
       for (DotOp dot : mmaDots)
-        if (dot.getB() == load.getResult() && getMmaK(dot) == 8 &&
+        if (dot.getB() == load.getResult() && getMmaK(dot) == 8 && !onTf32Wgmma(dot) &&
             isKnownMultiple(load, matchBlockAccess(load)->rows, 8))
           return kInterleavedOperand;
       return kSwizzledOperand;

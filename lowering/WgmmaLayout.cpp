@@ -42,9 +42,8 @@ bool mlir::tessel::canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k,
 bool mlir::tessel::canUseTf32Wgmma(DotOp dot, unsigned numWarps, StringRef arch) {
   auto a = dyn_cast<SharedType>(dot.getA().getType());
   auto b = dyn_cast<SharedType>(dot.getB().getType());
-  StringRef bLayout = getWgmmaOperand(dot.getB());
   if (!a || !b || getWgmmaOperand(dot.getA()) != kSwizzledOperand ||
-      (bLayout != kSwizzledOperand && bLayout != kInterleavedOperand))
+      getWgmmaOperand(dot.getB()) != kSwizzledOperand)
     return false;
   return canUseTf32Wgmma(dot, a.getShape()[0], b.getShape()[1], a.getShape()[1], numWarps,
                          arch);

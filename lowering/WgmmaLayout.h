@@ -36,8 +36,7 @@
 // warpgroup g pairs repetitions 2i and 2i + 1 with its 64 rows, warp w%4 owning 16 of
 // them; since every warp loads its own A rows, any columns can play those rows and no
 // shared layout changes. Conditions: K = 32, num_warps a multiple of 4, N a multiple of
-// 16 * num_warps, M a multiple of 8 up to 256, A in a "swizzled" buffer, B in a
-// "swizzled" or "interleaved" one (below; only the warps' loads read B).
+// 16 * num_warps, M a multiple of 8 up to 256, both operands in "swizzled" buffers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_LOWERING_WGMMALAYOUT_H
@@ -79,8 +78,7 @@ BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarp
 bool canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k, unsigned numWarps,
                      StringRef arch);
 
-/// True when `dot` reads A from a "swizzled" buffer and B from a "swizzled" or
-/// "interleaved" one and can run on tf32 wgmma.
+/// True when `dot` reads both operands from "swizzled" buffers and can run on tf32 wgmma.
 bool canUseTf32Wgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
 /// The (transposed) accumulator layout of a tf32 wgmma dot.

@@ -62,8 +62,7 @@ module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
 
 // -----
 
-// sm_90a, tf32 (f32 operands, K = 32) in the buffers the bulk copies fill (A "swizzled",
-// B "interleaved"): the
+// sm_90a, tf32 (f32 operands, K = 32) in the "swizzled" buffers the bulk copies fill: the
 // dot runs transposed on wgmma and its accumulator takes C^T's fragment layout (two rows
 // by one column per thread, lanes four along M, warps along N); no async-proxy fence
 // (only the bulk copies write those buffers).
@@ -78,7 +77,7 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
     %c1 = arith.constant 1 : i32
     %zero = arith.constant dense<0.0> : tensor<128x128xf32>
     %ra = tessel.local_alloc {tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x128x32xf32>
-    %rb = tessel.local_alloc {tessel.wgmma_operand = "interleaved"} : !tessel.shared<3x32x128xf32>
+    %rb = tessel.local_alloc {tessel.wgmma_operand = "swizzled"} : !tessel.shared<3x32x128xf32>
     %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
       %x = tessel.local_index %ra[%i] : !tessel.shared<3x128x32xf32> -> !tessel.shared<128x32xf32>
       %y = tessel.local_index %rb[%i] : !tessel.shared<3x32x128xf32> -> !tessel.shared<32x128xf32>
