@@ -341,6 +341,55 @@ void waitForWgmma(OpBuilder &b, Location loc, unsigned pending, SmallVectorImpl<
   }
 }
 
+/// One `wgmma.mma_async` as inline PTX on `count` f32 accumulator registers: outputs
+/// $0..count-1, then the instruction's inputs (`input(i)` names input i), the last of
+/// them scale-d (set into a predicate), then the accumulators again, tied to the outputs.
+struct WgmmaInstruction {
+  unsigned count;
+  std::string text, constraints;
+  Type accType;
+
+  WgmmaInstruction(MLIRContext *ctx, unsigned count) : count(count) {
+    accType = LLVM::LLVMStructType::getLiteral(ctx,
+                                               SmallVector<Type>(count, Float32Type::get(ctx)));
+  }
+  std::string input(unsigned i) const { return "$" + std::to_string(count + i); }
+
+  /// `opcode {accumulators}, operands, p, immediates;` with `numInputs` inputs of
+  /// `inputConstraints`, the last one scale-d.
+  void define(StringRef opcode, StringRef operands, unsigned numInputs,
+              StringRef inputConstraints, StringRef immediates) {
+    std::string outputs, ties, regList;
+    for (unsigned i = 0; i < count; ++i) {
+      outputs += std::string(i ? ",=f" : "=f");
+      ties += "," + std::to_string(i);
+      regList += (i ? ", $" : "$") + std::to_string(i);
+    }
+    text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + input(numInputs - 1) + ", 0;\n" +
+           opcode.str() + " {" + regList + "}, " + operands.str() + ", p, " + immediates.str() +
+           ";\n}";
+    constraints = outputs + "," + inputConstraints.str() + ties;
+  }
+
+  /// Issues it on `inputs` and the accumulator registers `regs` of `acc` (updated).
+  void issue(OpBuilder &b, Location loc, SmallVector<Value> inputs, ArrayRef<unsigned> regs,
+             SmallVectorImpl<Value> &acc) const {
+    for (unsigned r : regs)
+      inputs.push_back(acc[r]);
+    Value d = createInlinePtx(b, loc, accType, inputs, text, constraints).getResult(0);
+    for (unsigned i = 0; i < count; ++i)
+      acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  }
+};
+
+/// The end of a dot's wgmma: one commit group and, for a synchronous dot, a wait for it
+/// (an `async` dot leaves that to tessel.dot_wait).
+void commitWgmma(OpBuilder &b, Location loc, DotOp op, SmallVectorImpl<Value> &acc) {
+  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
+  if (!op.getAsync())
+    waitForWgmma(b, loc, 0, acc);
+}
+
 /// The wgmma K loop (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
 /// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and, for
 /// a synchronous dot, a wait for all (an `async` dot leaves that to tessel.dot_wait).
@@ -352,7 +401,7 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
   unsigned warps = layout.getRoot().getWarpsPerCTA()[0];
   int64_t repeats = m / (8 * warps);
   std::string elem = aType.getElementType().isBF16() ? "bf16" : "f16";
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type i32 = b.getI32Type();
   Value warpGroup = arith::ShRUIOp::create(b, loc, thread.warp, createI32(b, loc, 2));
   Value aAddress = LLVM::PtrToIntOp::create(b, loc, i32, aBase);
   aAddress = arith::AddIOp::create(
@@ -361,20 +410,10 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
   Value one = createI32(b, loc, 1);
 
   unsigned count = unsigned(n / 2); // accumulator registers per instruction
-  std::string outputs, ties;
-  for (unsigned i = 0; i < count; ++i) {
-    outputs += std::string(i ? ",=f" : "=f");
-    ties += "," + std::to_string(i);
-  }
-  std::string regList;
-  for (unsigned i = 0; i < count; ++i)
-    regList += (i ? ", $" : "$") + std::to_string(i);
-  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(count, f32));
-  std::string mmaText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(count + 2) +
-                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." +
-                        elem + "." + elem + " {" + regList + "}, $" + std::to_string(count) +
-                        ", $" + std::to_string(count + 1) + ", p, 1, 1, 0, 1;\n}";
-  std::string mmaConstraints = outputs + ",l,l,r" + ties;
+  WgmmaInstruction mma(b.getContext(), count);
+  mma.define("wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + elem + "." +
+                 elem,
+             mma.input(0) + ", " + mma.input(1), 3, "l,l,r", "1, 1, 0, 1");
 
   createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
@@ -387,18 +426,13 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
       Value aStart = arith::AddIOp::create(b, loc, aAddress,
                                            createI32(b, loc, inst * 64 * 128 + kk * 2));
       Value bStart = arith::AddIOp::create(b, loc, bAddress, createI32(b, loc, (kk / 8) * 1024));
-      SmallVector<Value> operands{wgmmaDescriptor(b, loc, aStart, 16, 1024),
-                                  wgmmaDescriptor(b, loc, bStart, k * 128, 1024), one};
-      for (unsigned r : regs)
-        operands.push_back(acc[r]);
-      Value d = createInlinePtx(b, loc, accType, operands, mmaText, mmaConstraints).getResult(0);
-      for (unsigned i = 0; i < count; ++i)
-        acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+      mma.issue(b, loc,
+                {wgmmaDescriptor(b, loc, aStart, 16, 1024),
+                 wgmmaDescriptor(b, loc, bStart, k * 128, 1024), one},
+                regs, acc);
     }
   }
-  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
-  if (!op.getAsync())
-    waitForWgmma(b, loc, 0, acc);
+  commitWgmma(b, loc, op, acc);
 }
 
 /// tf32 on wgmma, transposed (WgmmaLayout.h): C^T = B^T A^T. Per K step of 8 and pair of
@@ -413,7 +447,7 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
   int64_t m = aType.getShape()[0], k = aType.getShape()[1], n = bType.getShape()[1];
   unsigned warps = layout.getRoot().getWarpsPerCTA()[1];
   int64_t repeats = n / (8 * warps); // column repetitions, two per instruction
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type i32 = b.getI32Type();
   auto c = [&](int64_t v) { return createI32(b, loc, v); };
   auto shr = [&](Value v, unsigned s) { return arith::ShRUIOp::create(b, loc, v, c(s)).getResult(); };
   auto shl = [&](Value v, unsigned s) { return arith::ShLIOp::create(b, loc, v, c(s)).getResult(); };
@@ -445,20 +479,11 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
                         loadB(2 * inst, 1, kk), loadB(2 * inst + 1, 1, kk)});
 
   unsigned count = unsigned(m / 2); // accumulator registers per instruction
-  std::string outputs, ties, regList;
-  for (unsigned i = 0; i < count; ++i) {
-    outputs += std::string(i ? ",=f" : "=f");
-    ties += "," + std::to_string(i);
-    regList += (i ? ", $" : "$") + std::to_string(i);
-  }
-  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(count, f32));
-  auto operand = [&](unsigned i) { return "$" + std::to_string(count + i); };
-  std::string mmaText = "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(5) +
-                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(m) +
-                        "k8.f32.tf32.tf32 {" + regList + "}, {" + operand(0) + ", " +
-                        operand(1) + ", " + operand(2) + ", " + operand(3) + "}, " +
-                        operand(4) + ", p, 1, 1;\n}";
-  std::string mmaConstraints = outputs + ",r,r,r,r,l,r" + ties;
+  WgmmaInstruction mma(b.getContext(), count);
+  mma.define("wgmma.mma_async.sync.aligned.m64n" + std::to_string(m) + "k8.f32.tf32.tf32",
+             "{" + mma.input(0) + ", " + mma.input(1) + ", " + mma.input(2) + ", " +
+                 mma.input(3) + "}, " + mma.input(4),
+             6, "r,r,r,r,l,r", "1, 1");
   Value aAddress = LLVM::PtrToIntOp::create(b, loc, i32, aBase);
   Value one = c(1);
 
@@ -473,19 +498,13 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
           regs[4 * col8 + 2 * h + j] = layout.getRegister({2 * col8 + j, unsigned(2 * inst + h)});
     for (int64_t kk = 0; kk < k; kk += 8) {
       Value start = arith::AddIOp::create(b, loc, aAddress, c(kk * 4));
-      SmallVector<Value> operands(aFrags[inst * (k / 8) + kk / 8]);
-      operands.push_back(wgmmaDescriptor(b, loc, start, 16, 1024));
-      operands.push_back(one);
-      for (unsigned r : regs)
-        operands.push_back(acc[r]);
-      Value d = createInlinePtx(b, loc, accType, operands, mmaText, mmaConstraints).getResult(0);
-      for (unsigned i = 0; i < count; ++i)
-        acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
+      SmallVector<Value> inputs(aFrags[inst * (k / 8) + kk / 8]);
+      inputs.push_back(wgmmaDescriptor(b, loc, start, 16, 1024));
+      inputs.push_back(one);
+      mma.issue(b, loc, inputs, regs, acc);
     }
   }
-  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
-  if (!op.getAsync())
-    waitForWgmma(b, loc, 0, acc);
+  commitWgmma(b, loc, op, acc);
 }
 
 /// The FMA loop for any accumulator layout; exact f32 products.

@@ -342,6 +342,10 @@ struct TesselSoftwarePipelinePass
           return kInterleavedOperand;
       return kSwizzledOperand;
     };
+    // Decided once per load: the ring's attribute and the tensor map's recipe follow it.
+    SmallVector<StringRef> ringLayouts;
+    for (auto [load, tma] : llvm::zip(loads, viaTma))
+      ringLayouts.push_back(tma && mmaPath ? ringLayout(load) : StringRef());
     // Iterations copied ahead: one less while a dot may still read last iteration's slot.
     unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
     unsigned tmaCount = unsigned(llvm::count(viaTma, true));
@@ -367,7 +371,7 @@ struct TesselSoftwarePipelinePass
     Type i32 = rewriter.getI32Type();
 
     SmallVector<Value> rings;
-    for (auto [load, tma] : llvm::zip(loads, viaTma)) {
+    for (auto [load, layout] : llvm::zip(loads, ringLayouts)) {
       auto type = cast<RankedTensorType>(load.getType());
       SmallVector<int64_t> shape{int64_t(stages)};
       shape.append(type.getShape().begin(), type.getShape().end());
@@ -375,8 +379,8 @@ struct TesselSoftwarePipelinePass
           rewriter, loc, SharedType::get(ctx, shape, type.getElementType()), IntegerAttr());
       // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
       // (wgmma's buffers are marked by -tessel-assign-layouts).
-      if (tma && mmaPath)
-        ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(ringLayout(load)));
+      if (!layout.empty())
+        ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(layout));
       rings.push_back(ring);
     }
 
@@ -399,7 +403,7 @@ struct TesselSoftwarePipelinePass
       SmallVector<Attribute> recipes;
       if (auto existing = module->getAttrOfType<ArrayAttr>("tessel.tensor_maps"))
         recipes.append(existing.begin(), existing.end());
-      for (auto [load, tma] : llvm::zip(loads, viaTma)) {
+      for (auto [load, tma, layout] : llvm::zip(loads, viaTma, ringLayouts)) {
         if (!tma) {
           tensorMaps.push_back(Value());
           continue;
@@ -418,7 +422,7 @@ struct TesselSoftwarePipelinePass
         tensorMaps.push_back(func.getArgument(index));
         recipes.push_back(tensorMapRecipe(
             rewriter, load, *matchBlockAccess(load), index, /*wgmma=*/!mmaPath,
-            /*interleaved=*/mmaPath && ringLayout(load) == kInterleavedOperand));
+            /*interleaved=*/layout == kInterleavedOperand));
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     } else {

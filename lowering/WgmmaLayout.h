@@ -59,8 +59,6 @@ inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
 inline constexpr llvm::StringLiteral kSwizzledOperand = "swizzled";
 inline constexpr llvm::StringLiteral kInterleavedOperand = "interleaved";
 
-/// Position of row `k` of an "interleaved" buffer.
-inline int64_t getInterleavedRow(int64_t k) { return k / 8 * 8 + 2 * (k % 4) + k % 8 / 4; }
 
 /// True when a dot of `elementType` operands, MxK by KxN, read from shared memory, can
 /// run on wgmma with `numWarps` warps for `arch`.

@@ -381,18 +381,19 @@ public:
       cuuint64_t dims4[4] = {dims[0], 2, 4, dims[1] / 8};
       cuuint64_t strides4[3] = {4 * strides[0], strides[0], 8 * strides[0]};
       cuuint32_t box4[4] = {box[0], 2, 4, cuuint32_t(spec.boxRows / 8)};
+      cuuint32_t rank = spec.interleave8 ? 4 : 2;
       if (spec.interleave8 && dims[1] % 8 != 0)
         throw Error(where(variantIndex) + ": tensor map " + std::to_string(m) + " of param '" +
-                    info.params[size_t(spec.pointer)].name + "' interleaves rows in groups of 8, but the matrix has " +
+                    info.params[size_t(spec.pointer)].name +
+                    "' interleaves rows in groups of 8, but the matrix has " +
                     std::to_string(dims[1]) + " rows");
       CUresult result = driver->tensorMapEncodeTiled(
           &maps[m],
           spec.dtype == DType::F16   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
           : spec.dtype == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                      : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-          spec.interleave8 ? 4 : 2, base, spec.interleave8 ? dims4 : dims,
-          spec.interleave8 ? strides4 : strides, spec.interleave8 ? box4 : box, elementStrides,
-          CU_TENSOR_MAP_INTERLEAVE_NONE,
+          rank, base, rank == 4 ? dims4 : dims, rank == 4 ? strides4 : strides,
+          rank == 4 ? box4 : box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
       if (result != CUDA_SUCCESS)

@@ -253,13 +253,9 @@ TEST_F(FakeDriver, PreloadAndExplain) {
   EXPECT_EQ(kernel.packageHash(), fakePackage().contentHash());
 }
 
-TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
-  Package package = fakePackage();
-  KernelInfo &kernel = package.kernels[0];
-  // The specialised variant reads `out` as an n x n matrix with row stride n, in 64 x 64
-  // boxes: one CUtensorMap after the 4 kernel params (PTX declares 5).
-  Variant &spec = kernel.variants[1];
-  spec.ptx = ptxFor("k_spec").replace(ptxFor("k_spec").find("// params 4"), 11, "// params 5");
+/// A map over `out` as an n x n matrix with row stride n, in 64 x 64 boxes: one CUtensorMap
+/// after the 4 kernel params.
+static TensorMapSpec outMap() {
   TensorMapSpec map;
   map.param = 4;
   map.pointer = 0;
@@ -267,8 +263,24 @@ TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
   map.cols.param = 1;
   map.rowStride.param = 1;
   map.boxRows = map.boxCols = 64;
+  return map;
+}
+
+/// fakePackage() whose specialised variant reads `map` (its PTX declares the 5th param).
+static Package withSpecMap(const TensorMapSpec &map) {
+  Package package = fakePackage();
+  Variant &spec = package.kernels[0].variants[1];
+  spec.ptx = ptxFor("k_spec").replace(ptxFor("k_spec").find("// params 4"), 11, "// params 5");
   spec.tensorMaps = {map};
   package.validate();
+  return package;
+}
+
+TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
+  // The specialised variant reads `out` as an n x n matrix with row stride n, in 64 x 64
+  // boxes: one CUtensorMap after the 4 kernel params (PTX declares 5).
+  Package package = withSpecMap(outMap());
+  Variant &spec = package.kernels[0].variants[1];
   Kernel k = Kernel::load(package, "k");
   k.launch(1, {aligned(), 32, 0.5f, 0});
   ASSERT_EQ(fake().tensorMaps.size(), 1u);
@@ -300,20 +312,11 @@ TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
 }
 
 TEST_F(FakeDriver, InterleavedTensorMapsAreRankFour) {
-  Package package = fakePackage();
-  Variant &spec = package.kernels[0].variants[1];
-  spec.ptx = ptxFor("k_spec").replace(ptxFor("k_spec").find("// params 4"), 11, "// params 5");
-  TensorMapSpec map;
-  map.param = 4;
-  map.pointer = 0;
-  map.rows.param = 1;
-  map.cols.param = 1;
-  map.rowStride.param = 1;
+  TensorMapSpec map = outMap();
   map.boxRows = 32;
-  map.boxCols = 64;
   map.interleave8 = true;
-  spec.tensorMaps = {map};
-  package.validate();
+  Package package = withSpecMap(map);
+  Variant &spec = package.kernels[0].variants[1];
   Kernel k = Kernel::load(package, "k");
   k.launch(1, {aligned(), 32, 0.5f, 0});
   ASSERT_EQ(fake().tensorMaps.size(), 1u);

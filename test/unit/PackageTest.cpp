@@ -341,10 +341,16 @@ TEST(Package, TensorMapsRoundTrip) {
   EXPECT_TRUE(package.kernel("softmax").variants[1].tensorMaps.empty());
 }
 
-/// Whether the first variant's tensor map interleaves rows.
-static bool package0Interleaved(const Json &root) {
-  return Package::parse(root.pretty(), "t.tslpkg").kernel("softmax").variants[0].tensorMaps[0]
-      .interleave8;
+/// withTensorMap(5, 0) with field `name` of its map set to `value`.
+static Json withMapField(const std::string &name, Json value) {
+  Json root = withTensorMap(5, 0);
+  variantJson(root, 0, 0)["tensor_maps"].asArray()[0].set(name, std::move(value));
+  return root;
+}
+
+/// The first variant's tensor map after parsing `root`.
+static TensorMapSpec firstMap(const Json &root) {
+  return Package::parse(root.pretty(), "t.tslpkg").kernel("softmax").variants[0].tensorMaps[0];
 }
 
 TEST(Package, TensorMapsAreChecked) {
@@ -356,36 +362,28 @@ TEST(Package, TensorMapsAreChecked) {
   EXPECT_NE(errorOf(withTensorMap(5, 2).pretty()).find("'pointer' is not a pointer param"),
             std::string::npos);
   // f32 maps (tf32 operands) are accepted; integer element types are not.
-  Json f32 = withTensorMap(5, 0);
-  variantJson(f32, 0, 0)["tensor_maps"].asArray()[0].set("dtype", Json("f32"));
-  Package withF32 = Package::parse(f32.pretty(), "t.tslpkg");
-  EXPECT_EQ(withF32.kernel("softmax").variants[0].tensorMaps[0].dtype, DType::F32);
-  Json i32 = withTensorMap(5, 0);
-  variantJson(i32, 0, 0)["tensor_maps"].asArray()[0].set("dtype", Json("i32"));
+  EXPECT_EQ(firstMap(withMapField("dtype", Json("f32"))).dtype, DType::F32);
+  Json i32 = withMapField("dtype", Json("i32"));
   EXPECT_NE(errorOf(i32.pretty()).find("tensor map dtype 'i32' is not bf16, f16 or f32"),
             std::string::npos)
       << errorOf(i32.pretty());
   // Interleaved rows (tf32 mma.sync's B) survive a round trip; other orders, and boxes
   // that are not groups of 8 rows, are refused.
-  Json interleaved = withTensorMap(5, 0);
-  variantJson(interleaved, 0, 0)["tensor_maps"].asArray()[0].set("row_order", Json("interleave8"));
+  Json interleaved = withMapField("row_order", Json("interleave8"));
   Package withOrder = Package::parse(interleaved.pretty(), "t.tslpkg");
   EXPECT_TRUE(withOrder.kernel("softmax").variants[0].tensorMaps[0].interleave8);
   EXPECT_TRUE(Package::parse(withOrder.serialize(), "t.tslpkg")
                   .kernel("softmax").variants[0].tensorMaps[0].interleave8);
-  EXPECT_FALSE(package0Interleaved(withTensorMap(5, 0)));
-  Json badOrder = withTensorMap(5, 0);
-  variantJson(badOrder, 0, 0)["tensor_maps"].asArray()[0].set("row_order", Json("reversed"));
+  EXPECT_FALSE(firstMap(withTensorMap(5, 0)).interleave8);
+  Json badOrder = withMapField("row_order", Json("reversed"));
   EXPECT_NE(errorOf(badOrder.pretty()).find("tensor map row_order 'reversed' is not interleave8"),
             std::string::npos)
       << errorOf(badOrder.pretty());
-  Json badBox = withTensorMap(5, 0);
-  auto &badMap = variantJson(badBox, 0, 0)["tensor_maps"].asArray()[0];
-  badMap.set("row_order", Json("interleave8"));
+  Json badBox = withMapField("row_order", Json("interleave8"));
   Json box = Json::array();
   box.push(int64_t(12));
   box.push(int64_t(64));
-  badMap.set("box", std::move(box));
+  variantJson(badBox, 0, 0)["tensor_maps"].asArray()[0].set("box", std::move(box));
   EXPECT_NE(errorOf(badBox.pretty()).find("needs a box of a multiple of 8 rows"),
             std::string::npos)
       << errorOf(badBox.pretty());
