@@ -12,7 +12,9 @@
 # Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning),
 # matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config),
 # wgmma (the same for the sm_90a packages only, bf16, f16 and tf32: a shorter call),
-# ceilings (hardware ceilings the targets are judged against: mma.sync's bf16 and tf32 peaks).
+# ceilings (hardware ceilings the targets are judged against: mma.sync's bf16 and tf32 peaks,
+# and its matmul inner loop fed from shared memory alone),
+# triton (Triton's matmul next to cuBLAS, on wgmma and with DISABLE_MMA_V3=1 on mma.sync).
 # TESSEL_GPU_TARGETS="a b" builds only those targets (default: everything).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
@@ -126,6 +128,17 @@ run)
       nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
       "$nvcc" -O3 -arch=sm_90 bench/ceilings/mma_sync_peak.cu -o "$build/mma_sync_peak" &&
         "$build/mma_sync_peak" | tee "$out/mma-sync-peak.txt"
+      "$nvcc" -O3 -arch=sm_90 bench/ceilings/mma_sync_loop.cu -o "$build/mma_sync_loop" &&
+        "$build/mma_sync_loop" | tee "$out/mma-sync-loop.txt"
+      ;;
+    triton)
+      # Triton's own matmul on both Hopper paths, cuBLAS in the same process; each mode in
+      # its own process and kernel cache (the switch is read when Triton compiles).
+      for mode in wgmma mma-sync; do
+        env $([ "$mode" = mma-sync ] && echo DISABLE_MMA_V3=1) TRITON_CACHE_DIR="$build/triton-$mode" \
+          python3 bench/reference/triton_matmul.py --dtype f32,bf16 --json "$out/triton-$mode.json" 2>&1 |
+          grep -v Warning | tee "$out/triton-$mode.txt" || true
+      done
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).
