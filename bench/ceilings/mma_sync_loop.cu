@@ -8,7 +8,8 @@
 // by ldmatrix.x4.trans. Rows are padded so that every load is free of bank conflicts.
 // Loads alternate between two K halves of the tile so none can be hoisted out of the
 // loop. The gap between this and mma_sync_peak.cu is what the instruction mix costs;
-// the gap between this and the matmul is what the copies, barriers and edges cost.
+// the gap between this and the matmul is what the copies, barriers and edges cost
+// ("-sync": with a block-wide barrier per K tile, as the matmul has).
 //   nvcc -O3 -arch=sm_90 bench/ceilings/mma_sync_loop.cu -o mma_sync_loop && ./mma_sync_loop
 #include <cstdint>
 #include <cstdio>
@@ -47,7 +48,9 @@ __device__ __forceinline__ uint32_t toTf32(uint32_t bits, bool round) {
 
 // MinBlocks: ptxas keeps registers low enough for that many blocks per SM (3: <= 168,
 // Tessel's 2-stage tf32 tile; 1: as many as it likes).
-template <bool Tf32, bool Round, int MinBlocks>
+// Sync: a block-wide barrier after every K tile, as a matmul has before it refills the
+// slot its warps just read.
+template <bool Tf32, bool Round, int MinBlocks, bool Sync = false>
 __global__ void __launch_bounds__(128, MinBlocks) loop(float *out) {
   // One buffer of 32-bit words: A (128 x kDepth words) then B (kDepth x 128 words); for
   // bf16 a word holds two elements: a 128 x 2 kDepth A and a 2 kDepth x 128 B.
@@ -118,6 +121,8 @@ __global__ void __launch_bounds__(128, MinBlocks) loop(float *out) {
                            "r"(bf[j][0]), "r"(bf[j][1]));
         }
     }
+    if constexpr (Sync)
+      __syncthreads();
   }
   float sum = 0;
   for (int p = 0; p < 4; ++p)
@@ -126,9 +131,9 @@ __global__ void __launch_bounds__(128, MinBlocks) loop(float *out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum; // keeps the work alive
 }
 
-template <bool Tf32, bool Round, int MinBlocks>
+template <bool Tf32, bool Round, int MinBlocks, bool Sync = false>
 int run(const cudaDeviceProp &prop, const char *name) {
-  auto kernel = loop<Tf32, Round, MinBlocks>;
+  auto kernel = loop<Tf32, Round, MinBlocks, Sync>;
   int smemBytes = (128 * kStrideA + kDepth * kStrideB) * 4;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes);
   cudaFuncAttributes attr;
@@ -177,6 +182,7 @@ int main() {
   std::printf("%-12s %5s %9s %10s %11s %9s\n", "loop", "regs", "blocks/SM", "blocks",
               "time_ms", "TFLOP/s");
   return run<true, true, 1>(prop, "tf32") || run<true, true, 3>(prop, "tf32") ||
+         run<true, true, 1, true>(prop, "tf32-sync") || run<true, true, 3, true>(prop, "tf32-sync") ||
          run<true, false, 1>(prop, "tf32-trunc") || run<true, false, 3>(prop, "tf32-trunc") ||
          run<false, false, 1>(prop, "bf16") || run<false, false, 3>(prop, "bf16");
 }
