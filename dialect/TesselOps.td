@@ -362,8 +362,9 @@ def Tessel_MBarrierInitOp : Tessel_Op<"mbarrier_init"> {
 def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Copy a tile from global to shared memory with the bulk tensor engine";
   let description = [{
-    Thread 0, where `pred` holds, arrives on `barrier` announcing the tile's bytes and
-    issues `cp.async.bulk.tensor.2d` for the block of rows `row`.. and columns `col`.. of
+    Where `pred` holds, lane 0 of one warp arrives on `barrier` announcing the tile's
+    bytes, and the copy's boxes (`cp.async.bulk.tensor`, dealt to the warps in turn) fetch
+    the block of rows `row`.. and columns `col`.. of
     the row-major matrix that `tensorMap` (a `__grid_constant__` CUtensorMap kernel
     parameter the runtime encodes) describes; elements outside the matrix arrive as zero.
     The copy lands in `dst` in the layout the wgmma lowering reads (WgmmaLayout.h), box by

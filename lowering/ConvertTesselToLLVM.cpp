@@ -26,6 +26,7 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     MLIRContext *ctx = &getContext();
     // Facts about the original tiles, gathered before they are taken apart.
     AxisInfoAnalysis axisInfo(module);
+    assignTmaIssuers(module);
 
     int64_t sharedBytes = 0;
     if (auto attr = module->getAttrOfType<IntegerAttr>("tessel.shared"))

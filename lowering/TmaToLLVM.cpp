@@ -1,7 +1,10 @@
 //===- TmaToLLVM.cpp - bulk tensor copies and mbarriers (sm_90a) -----------===//
 //
-// `tessel.tma_copy` becomes, for thread 0 (and `pred`), one `mbarrier.arrive.expect_tx`
-// announcing the tile's bytes and one `cp.async.bulk.tensor.2d` per box: a wgmma A tile
+// `tessel.tma_copy` becomes (where `pred` holds) one `mbarrier.arrive.expect_tx`
+// announcing the tile's bytes and one `cp.async.bulk.tensor.2d` per box, the boxes dealt
+// round-robin to lane 0 of each warp (a warp branches past the others'; issuing a box
+// costs its warp ~20 instructions, which with one issuing thread stood between the
+// block's barriers and the next K step): a wgmma A tile
 // as BLOCK_M/8 boxes of 8 rows x 64 columns, each landing at the shared row the
 // accumulator layout wants (WgmmaLayout.h permutes A's 8-row groups); a wgmma B tile as
 // BLOCK_N/64 boxes of 64 columns, one per 128-byte swizzle block (mma.sync's "swizzled"
@@ -58,6 +61,16 @@ struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
   }
 };
 
+/// Boxes (one `cp.async.bulk.tensor` each) a copy into `dst` takes: a wgmma A tile in
+/// 8-row groups, every other tile in 128-byte column blocks.
+int64_t getBoxCount(TmaCopyOp op) {
+  SharedType dst = op.getDst().getType();
+  int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
+  if (getWgmmaOperand(op.getDst()) == "a")
+    return dst.getShape()[0] / 8;
+  return dst.getShape()[1] / (128 / elementBytes);
+}
+
 struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(TmaCopyOp op, OneToNOpAdaptor adaptor,
@@ -72,15 +85,27 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     unsigned numWarps = 4;
     if (auto attr = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("tessel.num_warps"))
       numWarps = unsigned(attr.getInt());
-    // $0 map, $1 row, $2 col, $3 dst, $4 barrier, $5 pred.
-    std::string text = threadZero("$5");
-    text += llvm::formatv("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {0};\n",
-                          rows * cols * elementBytes)
-                .str();
+    int64_t firstBox = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kFirstBoxAttr))
+      firstBox = attr.getInt();
+    // $0 map, $1 row, $2 col, $3 dst, $4 barrier, $5 pred. Lane 0 of warp w issues the
+    // boxes whose index among the block's copies is w modulo the warps (the first of
+    // them also announces the tile's bytes); the other warps branch past them.
+    std::string text = "{\n.reg .pred p, q;\n.reg .b32 t, w, rr, cc, zz;\nmov.u32 t, %tid.x;\n"
+                       "shr.u32 w, t, 5;\nand.b32 t, t, 31;\nmov.b32 zz, 0;\n"
+                       "setp.eq.and.u32 p, t, 0, $5;\n";
     // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
     // runtime/Kernel.cpp) that writes its rows in that order.
     bool interleaved = operand == kInterleavedOperand;
+    int64_t index = 0;
     auto box = [&](int64_t rowOffset, int64_t colOffset, int64_t dstOffset) {
+      int64_t warp = (firstBox + index) % numWarps;
+      std::string skip = "TESSEL_TMA_${:uid}_" + std::to_string(index);
+      text += llvm::formatv("setp.ne.u32 q, w, {0};\n@q bra.uni {1};\n", warp, skip).str();
+      if (index++ == 0)
+        text += llvm::formatv("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {0};\n",
+                              rows * cols * elementBytes)
+                    .str();
       text += llvm::formatv("add.s32 rr, $1, {0};\nadd.s32 cc, $2, {1};\n", rowOffset,
                             colOffset)
                   .str();
@@ -95,6 +120,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                               "complete_tx::bytes [$3+{0}], [$0, {{cc, rr}], [$4];\n",
                               dstOffset)
                     .str();
+      text += skip + ":\n";
     };
     // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
     auto offset = [&](int64_t row, int64_t col) {
@@ -130,6 +156,17 @@ struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
   }
 };
 } // namespace
+
+void mlir::tessel::assignTmaIssuers(ModuleOp module) {
+  // Each block's copies (an iteration's, or the prologue's) number their boxes in order.
+  module.walk([](Block *block) {
+    int64_t next = 0;
+    for (auto copy : block->getOps<TmaCopyOp>()) {
+      copy->setAttr(kFirstBoxAttr, IntegerAttr::get(IntegerType::get(copy.getContext(), 64), next));
+      next += getBoxCount(copy);
+    }
+  });
+}
 
 void mlir::tessel::populateTmaToLLVMPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
