@@ -438,8 +438,8 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
 /// tf32 on wgmma, transposed (WgmmaLayout.h): C^T = B^T A^T. Per K step of 8 and pair of
 /// column repetitions, one `wgmma.mma_async m64nMk8` whose A (B^T) each warp loads into
 /// registers from the swizzled B buffer, rounded to tf32, and whose B is the swizzled A
-/// buffer (K-major, 128-byte rows) through a descriptor. Then one commit and, for a
-/// synchronous dot, a wait for all.
+/// buffer (K-major, 128-byte rows) through a descriptor. A synchronous dot commits once
+/// and waits; an async one commits per K step (see below).
 void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, Value aBase,
                    Value bBase, const ThreadIndex &thread, SmallVectorImpl<Value> &acc) {
   auto aType = cast<SharedType>(op.getA().getType());
@@ -472,11 +472,22 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
     Value address = byteOffset(b, loc, bBase, add(b, loc, laneOffset[half], offset));
     return roundToTF32(b, loc, LLVM::LoadOp::create(b, loc, i32, address, 4), /*hopper=*/true);
   };
-  SmallVector<SmallVector<Value>> aFrags; // [instruction][k step]: a0..a3
-  for (int64_t inst = 0; inst < repeats / 2; ++inst)
+  // wgmma reads its register operand while in flight: overwriting it before a wait that
+  // covers the instruction is undefined (and measurably wrong once the next iteration's
+  // loads come early). An async dot (its last group still running when the next
+  // iteration's dot starts) therefore commits one group per K step and, before loading
+  // a step's fragments, waits for the previous dot's group of that step
+  // (kTf32WgmmaGroups - 1 younger groups may stay in flight; tessel.dot_wait scales).
+  bool async = op.getAsync();
+  SmallVector<SmallVector<Value>> aFrags(repeats / 2 * (k / 8)); // [instruction][k step]
+  auto loadStep = [&](int64_t kk) {
+    for (int64_t inst = 0; inst < repeats / 2; ++inst)
+      aFrags[inst * (k / 8) + kk / 8] = {loadB(2 * inst, 0, kk), loadB(2 * inst + 1, 0, kk),
+                                         loadB(2 * inst, 1, kk), loadB(2 * inst + 1, 1, kk)};
+  };
+  if (!async)
     for (int64_t kk = 0; kk < k; kk += 8)
-      aFrags.push_back({loadB(2 * inst, 0, kk), loadB(2 * inst + 1, 0, kk),
-                        loadB(2 * inst, 1, kk), loadB(2 * inst + 1, 1, kk)});
+      loadStep(kk);
 
   unsigned count = unsigned(m / 2); // accumulator registers per instruction
   WgmmaInstruction mma(b.getContext(), count);
@@ -487,24 +498,38 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
   Value aAddress = LLVM::PtrToIntOp::create(b, loc, i32, aBase);
   Value one = c(1);
 
-  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
-  for (int64_t inst = 0; inst < repeats / 2; ++inst) {
-    // D^T's rows 16 (w % 4) + lane / 4 + 8h are repetition 2 inst + h; its columns
-    // 8c + 2 (lane % 4) + j are the accumulator's rows.
-    SmallVector<unsigned> regs(count);
+  // D^T's rows 16 (w % 4) + lane / 4 + 8h are repetition 2 inst + h; its columns
+  // 8c + 2 (lane % 4) + j are the accumulator's rows.
+  SmallVector<SmallVector<unsigned>> regs(repeats / 2, SmallVector<unsigned>(count));
+  for (int64_t inst = 0; inst < repeats / 2; ++inst)
     for (unsigned col8 = 0; col8 < m / 8; ++col8)
       for (unsigned h = 0; h < 2; ++h)
         for (unsigned j = 0; j < 2; ++j)
-          regs[4 * col8 + 2 * h + j] = layout.getRegister({2 * col8 + j, unsigned(2 * inst + h)});
-    for (int64_t kk = 0; kk < k; kk += 8) {
-      Value start = arith::AddIOp::create(b, loc, aAddress, c(kk * 4));
+          regs[inst][4 * col8 + 2 * h + j] =
+              layout.getRegister({2 * col8 + j, unsigned(2 * inst + h)});
+  auto issueStep = [&](int64_t kk) {
+    Value start = arith::AddIOp::create(b, loc, aAddress, c(kk * 4));
+    for (int64_t inst = 0; inst < repeats / 2; ++inst) {
       SmallVector<Value> inputs(aFrags[inst * (k / 8) + kk / 8]);
       inputs.push_back(wgmmaDescriptor(b, loc, start, 16, 1024));
       inputs.push_back(one);
-      mma.issue(b, loc, inputs, regs, acc);
+      mma.issue(b, loc, inputs, regs[inst], acc);
     }
+  };
+  if (!async) {
+    createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+    for (int64_t kk = 0; kk < k; kk += 8)
+      issueStep(kk);
+    commitWgmma(b, loc, op, acc);
+    return;
   }
-  commitWgmma(b, loc, op, acc);
+  for (int64_t kk = 0; kk < k; kk += 8) {
+    waitForWgmma(b, loc, kTf32WgmmaGroups - 1, acc);
+    loadStep(kk);
+    createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+    issueStep(kk);
+    createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
+  }
 }
 
 /// The FMA loop for any accumulator layout; exact f32 products.
@@ -626,8 +651,16 @@ struct DotWaitLowering : OpConversionPattern<DotWaitOp> {
     SmallVector<Value> regs(adaptor.getSrc().begin(), adaptor.getSrc().end());
     auto module = op->getParentOfType<ModuleOp>();
     auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
-    if (arch && arch.getValue() == "sm_90a")
-      waitForWgmma(rewriter, op.getLoc(), op.getPending(), regs);
+    if (arch && arch.getValue() == "sm_90a") {
+      // An async tf32 dot commits one group per K step (emitWgmmaTf32).
+      unsigned pending = op.getPending();
+      FailureOr<TileLayout> layout = TileLayout::get(op.getSrc().getType());
+      if (succeeded(layout) &&
+          layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(),
+                                                               layout->getRoot().getNumWarps()))
+        pending *= kTf32WgmmaGroups;
+      waitForWgmma(rewriter, op.getLoc(), pending, regs);
+    }
     rewriter.replaceOpWithMultiple(op, {regs});
     return success();
   }

@@ -79,6 +79,10 @@ bool canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k, unsigned numWar
 /// True when `dot` reads both operands from "swizzled" buffers and can run on tf32 wgmma.
 bool canUseTf32Wgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
+/// wgmma groups an asynchronous tf32 dot commits: one per K step of 8 (K = 32), so that
+/// each step's register operand can be reloaded once the previous dot's step is done.
+inline constexpr unsigned kTf32WgmmaGroups = 4;
+
 /// The (transposed) accumulator layout of a tf32 wgmma dot.
 BlockedEncodingAttr getTf32WgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarps);
 
