@@ -354,7 +354,7 @@ struct TesselSoftwarePipelinePass
     // some copies are cp.async, so the tensor cores start on the landed slot right after
     // the barrier and the copies' issue and address arithmetic overlap the mma stream
     // (ptxas cannot hoist an ldmatrix over a cp.async, which may write the same shared
-    // memory): +19% at 4096^3. Bulk copies only (thread 0 issues a few instructions) also
+    // memory): +19% at 4096^3. Bulk copies only (a few lanes issue a few instructions each) also
     // go after the dots from 3 stages on (measured 5-10% faster than first), but with 2
     // stages first, or they would be requested just before they are needed (+14%).
     // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
