@@ -362,7 +362,7 @@ def Tessel_MBarrierInitOp : Tessel_Op<"mbarrier_init"> {
 def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Copy a tile from global to shared memory with the bulk tensor engine";
   let description = [{
-    Where `pred` holds, lane 0 of one warp arrives on `barrier` announcing the tile's
+    Where `pred` holds, one lane of one warp arrives on `barrier` announcing the tile's
     bytes, and the copy's boxes (`cp.async.bulk.tensor`, dealt to the warps in turn) fetch
     the block of rows `row`.. and columns `col`.. of
     the row-major matrix that `tensorMap` (a `__grid_constant__` CUtensorMap kernel

@@ -2,9 +2,9 @@
 //
 // `tessel.tma_copy` becomes (where `pred` holds) one `mbarrier.arrive.expect_tx`
 // announcing the tile's bytes and one `cp.async.bulk.tensor.2d` per box, the boxes dealt
-// round-robin to lane 0 of each warp (a warp branches past the others'; issuing a box
-// costs its warp ~20 instructions, which with one issuing thread stood between the
-// block's barriers and the next K step): a wgmma A tile
+// round-robin to one elected lane of each warp (a warp branches past the others'; issued
+// from thread 0 alone they cost warp 0 ~100 instructions between the block's barriers
+// and the next K step): a wgmma A tile
 // as BLOCK_M/8 boxes of 8 rows x 64 columns, each landing at the shared row the
 // accumulator layout wants (WgmmaLayout.h permutes A's 8-row groups); a wgmma B tile as
 // BLOCK_N/64 boxes of 64 columns, one per 128-byte swizzle block (mma.sync's "swizzled"
@@ -88,12 +88,13 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     int64_t firstBox = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kFirstBoxAttr))
       firstBox = attr.getInt();
-    // $0 map, $1 row, $2 col, $3 dst, $4 barrier, $5 pred. Lane 0 of warp w issues the
-    // boxes whose index among the block's copies is w modulo the warps (the first of
-    // them also announces the tile's bytes); the other warps branch past them.
+    // $0 map, $1 row, $2 col, $3 dst, $4 barrier, $5 pred. One lane of warp w (elect.sync,
+    // which lets ptxas issue the copy from uniform registers without a loop over lanes)
+    // issues the boxes whose index among the block's copies is w modulo the warps (the
+    // first of them also announces the tile's bytes); the other warps branch past them.
     std::string text = "{\n.reg .pred p, q;\n.reg .b32 t, w, rr, cc, zz;\nmov.u32 t, %tid.x;\n"
-                       "shr.u32 w, t, 5;\nand.b32 t, t, 31;\nmov.b32 zz, 0;\n"
-                       "setp.eq.and.u32 p, t, 0, $5;\n";
+                       "shr.u32 w, t, 5;\nmov.b32 zz, 0;\n"
+                       "elect.sync _|p, 0xffffffff;\nand.pred p, p, $5;\n";
     // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
     // runtime/Kernel.cpp) that writes its rows in that order.
     bool interleaved = operand == kInterleavedOperand;
