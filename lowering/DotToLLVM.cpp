@@ -382,6 +382,11 @@ struct WgmmaInstruction {
   }
 };
 
+/// Orders this warp's register writes before the wgmma that follow (`wgmma.fence`).
+void fenceWgmma(OpBuilder &b, Location loc) {
+  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+}
+
 /// The end of a dot's wgmma: one commit group and, for a synchronous dot, a wait for it
 /// (an `async` dot leaves that to tessel.dot_wait).
 void commitWgmma(OpBuilder &b, Location loc, DotOp op, SmallVectorImpl<Value> &acc) {
@@ -415,7 +420,7 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
                  elem,
              mma.input(0) + ", " + mma.input(1), 3, "l,l,r", "1, 1, 0, 1");
 
-  createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+  fenceWgmma(b, loc);
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
     SmallVector<unsigned> regs(count);
     for (unsigned c = 0; c < n / 8; ++c)
@@ -517,7 +522,7 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
     }
   };
   if (!async) {
-    createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+    fenceWgmma(b, loc);
     for (int64_t kk = 0; kk < k; kk += 8)
       issueStep(kk);
     commitWgmma(b, loc, op, acc);
@@ -526,9 +531,9 @@ void emitWgmmaTf32(OpBuilder &b, Location loc, DotOp op, const TileLayout &layou
   for (int64_t kk = 0; kk < k; kk += 8) {
     waitForWgmma(b, loc, kTf32WgmmaGroups - 1, acc);
     loadStep(kk);
-    createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.fence.sync.aligned;", "");
+    fenceWgmma(b, loc);
     issueStep(kk);
-    createInlinePtx(b, loc, Type(), ValueRange(), "wgmma.commit_group.sync.aligned;", "");
+    commitWgmma(b, loc, op, acc); // async: no wait
   }
 }
 

@@ -72,7 +72,6 @@ void populateTmaToLLVMPatterns(const TypeConverter &converter, RewritePatternSet
 
 /// Which warp issues which box of the bulk copies: numbers each block's boxes in order
 /// (the `tessel.first_box` of each `tessel.tma_copy`); run before the conversion.
-inline constexpr llvm::StringLiteral kFirstBoxAttr = "tessel.first_box";
 void assignTmaIssuers(ModuleOp module);
 void populateConvertLayoutToLLVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns);

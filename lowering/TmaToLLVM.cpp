@@ -25,6 +25,10 @@ using namespace mlir::tessel;
 
 namespace {
 
+/// Attribute of a tessel.tma_copy: the index of its first box among its block's boxes
+/// (assignTmaIssuers), which decides the warp that issues each.
+constexpr llvm::StringLiteral kFirstBoxAttr = "tessel.first_box";
+
 Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
   return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
 }
@@ -37,14 +41,10 @@ LogicalResult replaceWithPtx(ConversionPatternRewriter &rewriter, Operation *op,
   return success();
 }
 
-/// Thread 0 (and `extra`, a predicate operand, if given) in predicate p.
-std::string threadZero(StringRef extra = "") {
-  std::string text = "{\n.reg .pred p;\n.reg .b32 t, rr, cc, zz;\nmov.u32 t, %tid.x;\nmov.b32 zz, 0;\n";
-  if (extra.empty())
-    text += "setp.eq.u32 p, t, 0;\n";
-  else
-    text += ("setp.eq.and.u32 p, t, 0, " + extra + ";\n").str();
-  return text;
+/// Thread 0 in predicate p.
+std::string threadZero() {
+  return "{\n.reg .pred p;\n.reg .b32 t, rr, cc, zz;\nmov.u32 t, %tid.x;\nmov.b32 zz, 0;\n"
+         "setp.eq.u32 p, t, 0;\n";
 }
 
 struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
@@ -61,14 +61,20 @@ struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
   }
 };
 
-/// Boxes (one `cp.async.bulk.tensor` each) a copy into `dst` takes: a wgmma A tile in
-/// 8-row groups, every other tile in 128-byte column blocks.
-int64_t getBoxCount(TmaCopyOp op) {
+/// The tile (row, column) where each box (one `cp.async.bulk.tensor`) of a copy into
+/// `dst` starts: a wgmma A tile in 8-row groups, every other tile in 128-byte column
+/// blocks.
+SmallVector<std::pair<int64_t, int64_t>> getBoxOrigins(TmaCopyOp op) {
   SharedType dst = op.getDst().getType();
   int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
+  SmallVector<std::pair<int64_t, int64_t>> origins;
   if (getWgmmaOperand(op.getDst()) == "a")
-    return dst.getShape()[0] / 8;
-  return dst.getShape()[1] / (128 / elementBytes);
+    for (int64_t row = 0; row < dst.getShape()[0]; row += 8)
+      origins.push_back({row, 0});
+  else
+    for (int64_t col = 0; col < dst.getShape()[1]; col += 128 / elementBytes)
+      origins.push_back({0, col});
+  return origins;
 }
 
 struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
@@ -124,16 +130,8 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       text += skip + ":\n";
     };
     // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
-    auto offset = [&](int64_t row, int64_t col) {
-      return getWgmmaBoxOffset(operand, row, col, rows, numWarps, elementBytes);
-    };
-    if (operand == "a") {
-      for (int64_t t = 0; t < rows; t += 8)
-        box(t, 0, offset(t, 0));
-    } else {
-      for (int64_t c = 0; c < cols; c += 128 / elementBytes)
-        box(0, c, offset(0, c));
-    }
+    for (auto [row, col] : getBoxOrigins(op))
+      box(row, col, getWgmmaBoxOffset(operand, row, col, rows, numWarps, elementBytes));
     text += "}";
     SmallVector<Value> operands{adaptor.getTensorMap().front(), adaptor.getRow().front(),
                                 adaptor.getCol().front(),
@@ -164,7 +162,7 @@ void mlir::tessel::assignTmaIssuers(ModuleOp module) {
     int64_t next = 0;
     for (auto copy : block->getOps<TmaCopyOp>()) {
       copy->setAttr(kFirstBoxAttr, IntegerAttr::get(IntegerType::get(copy.getContext(), 64), next));
-      next += getBoxCount(copy);
+      next += int64_t(getBoxOrigins(copy).size());
     }
   });
 }

@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "BestTime.h"
+
 constexpr int kIterations = 2048; // K tiles per block
 constexpr int kTileK = 32;        // tf32 K per iteration (bf16: 64, the same bytes)
 constexpr int kDepth = 2 * kTileK;
@@ -144,20 +146,7 @@ int run(const cudaDeviceProp &prop, const char *name) {
     int blocks = prop.multiProcessorCount * blocksPerSm;
     float *out = nullptr;
     cudaMalloc(&out, sizeof(float) * blocks * 128);
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    kernel<<<blocks, 128, smemBytes>>>(out); // warm-up
-    float best = 1e30f;
-    for (int rep = 0; rep < 10; ++rep) {
-      cudaEventRecord(start);
-      kernel<<<blocks, 128, smemBytes>>>(out);
-      cudaEventRecord(stop);
-      cudaEventSynchronize(stop);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, start, stop);
-      best = ms < best ? ms : best;
-    }
+    float best = bestTimeMs([&](int) { kernel<<<blocks, 128, smemBytes>>>(out); });
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) {
       std::fprintf(stderr, "mma_sync_loop: %s\n", cudaGetErrorString(err));
       return 1;

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "BestTime.h"
+
 constexpr int kChains = 8;         // independent accumulators per warp (hides latency)
 constexpr int kIterations = 4096;  // mma.sync per chain
 
@@ -54,20 +56,8 @@ int main() {
     int threads = warps * 32;
     float *out = nullptr;
     cudaMalloc(&out, sizeof(float) * blocks * threads);
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    kernel<<<blocks, threads>>>(out, 1); // warm-up
-    float best = 1e30f;
-    for (int rep = 0; rep < 10; ++rep) {
-      cudaEventRecord(start);
-      kernel<<<blocks, threads>>>(out, rep);
-      cudaEventRecord(stop);
-      cudaEventSynchronize(stop);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, start, stop);
-      best = ms < best ? ms : best;
-    }
+    // The seed varies per launch (the warm-up's is 1) so no launch can be folded.
+    float best = bestTimeMs([&](int rep) { kernel<<<blocks, threads>>>(out, rep < 0 ? 1 : rep); });
     if (cudaGetLastError() != cudaSuccess) {
       std::fprintf(stderr, "mma_sync_peak: launch failed\n");
       return 1;

@@ -71,13 +71,21 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
-def matmul(a, b):
-    M, K = a.shape
-    _, N = b.shape
+def kernel_args(a, b):
+    """The output and the kernel's arguments for C = A B."""
+    (M, K), N = a.shape, b.shape[1]
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                        c.stride(0), c.stride(1))
+    return c, (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+               c.stride(0), c.stride(1))
+
+
+def grid_of(M, N, meta):
+    return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+
+
+def matmul(a, b):
+    c, args = kernel_args(a, b)
+    matmul_kernel[lambda meta: grid_of(a.shape[0], b.shape[1], meta)](*args)
     return c
 
 
@@ -85,13 +93,10 @@ def chosen_kernel_facts(a, b):
     """The autotuner's choice for this key and what its PTX holds: the jit function run
     once more with that configuration returns the compiled kernel (from its cache)."""
     best = matmul_kernel.best_config
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = (triton.cdiv(M, best.kwargs["BLOCK_M"]) * triton.cdiv(N, best.kwargs["BLOCK_N"]),)
-    kernel = matmul_kernel.fn[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
-                                    b.stride(1), c.stride(0), c.stride(1), **best.kwargs,
-                                    num_warps=best.num_warps, num_stages=best.num_stages)
+    _, args = kernel_args(a, b)
+    grid = grid_of(a.shape[0], b.shape[1], best.kwargs)
+    kernel = matmul_kernel.fn[grid](*args, **best.kwargs, num_warps=best.num_warps,
+                                    num_stages=best.num_stages)
     ptx = kernel.asm.get("ptx", "")
     return {"config": {**best.kwargs, "num_warps": best.num_warps,
                        "num_stages": best.num_stages},
