@@ -60,7 +60,10 @@ def main():
         variants = [v for v in kernel["variants"] if keep is None or v["config"] in keep]
         if not variants:
             sys.exit(f"{kernel['name']}: no variant of configs {sorted(keep)}")
+        # The runtime wants configurations numbered 0..n-1.
+        renumber = {c: i for i, c in enumerate(sorted({v["config"] for v in variants}))}
         for v in variants:
+            v["config"] = renumber[v["config"]]
             for edit in args.edit:
                 v["ptx"] = EDITS[edit](v["ptx"])
         kernel["variants"] = variants
