@@ -370,14 +370,21 @@ def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>
     The copy lands in `dst` in the layout the wgmma lowering reads (WgmmaLayout.h), box by
     box; it is complete for everyone once `tessel.mbarrier_wait` sees the phase flip.
 
+    A tile several 128-byte column blocks wide takes one box per block, unless
+    `whole_blocks` holds: then the matrix's columns are whole blocks, the runtime encoded
+    the map with the block as one more dimension (the recipe's `col_blocks`), and one box
+    brings the tile (`col` must then start a block).
+
     ```mlir
     tessel.tma_copy %map[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %map[%row, %col] into %b, %bar, %pred whole_blocks %whole : !llvm.ptr, !tessel.shared<64x256xbf16>, !tessel.shared<1x1xi64>
     ```
   }];
   let arguments = (ins AnyType:$tensorMap, I32:$row, I32:$col, Tessel_SharedType:$dst,
-                       Tessel_SharedType:$barrier, I1:$pred);
+                       Tessel_SharedType:$barrier, I1:$pred, Optional<I1>:$wholeBlocks);
   let assemblyFormat = [{
-    $tensorMap `[` $row `,` $col `]` `into` $dst `,` $barrier `,` $pred attr-dict `:`
+    $tensorMap `[` $row `,` $col `]` `into` $dst `,` $barrier `,` $pred
+    (`whole_blocks` $wholeBlocks^)? attr-dict `:`
     type($tensorMap) `,` qualified(type($dst)) `,` qualified(type($barrier))
   }];
 }

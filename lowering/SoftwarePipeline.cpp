@@ -45,6 +45,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
+#include "lowering/AxisInfo.h"
 #include "lowering/BlockAccess.h"
 #include "lowering/MmaLayout.h"
 #include "lowering/WgmmaLayout.h"
@@ -231,13 +232,16 @@ Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
 }
 
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
-/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, row_order]}.
+/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, row_order]
+/// [, col_blocks]}.
 /// Bounds and stride are {"param": i} or {"value": v}; row_order "interleave8" for an
 /// "interleaved" ring. A wgmma A's box is 8 rows (its 8-row groups are
 /// permuted in shared memory for the wgmma accumulator layout); every other box is the
-/// tile's rows by 128 bytes of columns (one swizzle block).
+/// tile's rows by 128 bytes of columns (one swizzle block); col_blocks > 1: how many
+/// blocks one box brings where the matrix's columns are whole blocks.
 DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &access,
-                               unsigned index, bool wgmma, bool interleaved) {
+                               unsigned index, bool wgmma, bool interleaved,
+                               int64_t colBlocks) {
   auto scalar = [&](const ArgOrConstant &v) {
     NamedAttrList fields;
     if (v.argument >= 0)
@@ -263,7 +267,26 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
   fields.set("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32"));
   if (interleaved)
     fields.set("row_order", b.getStringAttr("interleave8"));
+  if (colBlocks > 1)
+    fields.set("col_blocks", b.getI64IntegerAttr(colBlocks));
   return fields.getDictionary(b.getContext());
+}
+
+/// How many 128-byte column blocks of `access` one box may bring at once: a tile several
+/// blocks wide whose boxes hold all its rows (not a wgmma A's 8-row boxes), starting at a
+/// column the analysis proves is a block's first. 1: a box per block.
+int64_t wholeColumnBlocks(LoadOp load, const BlockAccess &access, bool wgmma,
+                          const AxisInfoAnalysis &axisInfo) {
+  bool isA = llvm::any_of(load->getUsers(), [&](Operation *user) {
+    auto dot = dyn_cast<DotOp>(user);
+    return dot && dot.getA() == load.getResult();
+  });
+  int64_t perBlock = 128 / (getElementTypeOrSelf(load.getType()).getIntOrFloatBitWidth() / 8);
+  if ((isA && wgmma) || access.blockCols <= perBlock || access.blockCols % perBlock != 0)
+    return 1;
+  if (access.col && axisInfo.get(access.col).divisibility[0] % perBlock != 0)
+    return 1;
+  return access.blockCols / perBlock;
 }
 
 struct TesselSoftwarePipelinePass
@@ -388,6 +411,7 @@ struct TesselSoftwarePipelinePass
     // per load, a kernel parameter the runtime encodes (recorded in tessel.tensor_maps).
     Value barriers;
     SmallVector<Value> tensorMaps; // null for loads copied with cp.async
+    SmallVector<Value> wholeBlocks; // i1: one box brings the tile (null: a box per block)
 
     if (tmaCount) {
       barriers = LocalAllocOp::create(
@@ -401,11 +425,13 @@ struct TesselSoftwarePipelinePass
       auto func = loop->getParentOfType<func::FuncOp>();
       ModuleOp module = func->getParentOfType<ModuleOp>();
       SmallVector<Attribute> recipes;
+      AxisInfoAnalysis axisInfo(func);
       if (auto existing = module->getAttrOfType<ArrayAttr>("tessel.tensor_maps"))
         recipes.append(existing.begin(), existing.end());
       for (auto [load, tma, layout] : llvm::zip(loads, viaTma, ringLayouts)) {
         if (!tma) {
           tensorMaps.push_back(Value());
+          wholeBlocks.push_back(Value());
           continue;
         }
         unsigned index = func.getNumArguments();
@@ -420,13 +446,33 @@ struct TesselSoftwarePipelinePass
           return signalPassFailure();
         }
         tensorMaps.push_back(func.getArgument(index));
-        recipes.push_back(tensorMapRecipe(
-            rewriter, load, *matchBlockAccess(load), index, /*wgmma=*/!mmaPath,
-            /*interleaved=*/layout == kInterleavedOperand));
+        BlockAccess access = *matchBlockAccess(load);
+        int64_t colBlocks = wholeColumnBlocks(load, access, /*wgmma=*/!mmaPath, axisInfo);
+        recipes.push_back(tensorMapRecipe(rewriter, load, access, index, /*wgmma=*/!mmaPath,
+                                          /*interleaved=*/layout == kInterleavedOperand,
+                                          colBlocks));
+        // Whether the matrix's columns are whole blocks: the runtime's test too, which
+        // then encodes the block as a dimension of the map.
+        Value whole;
+        if (colBlocks > 1) {
+          int64_t perBlock = access.blockCols / colBlocks;
+          if (access.cols.argument < 0) {
+            whole = arith::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),
+                                              rewriter.getBoolAttr(access.cols.value % perBlock == 0));
+          } else {
+            Value cols = func.getArgument(access.cols.argument);
+            Value rem = arith::RemSIOp::create(
+                rewriter, loc, cols, constant(rewriter, cols.getType(), perBlock));
+            whole = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, rem,
+                                          constant(rewriter, cols.getType(), 0));
+          }
+        }
+        wholeBlocks.push_back(whole);
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     } else {
       tensorMaps.assign(loads.size(), Value());
+      wholeBlocks.assign(loads.size(), Value());
     }
 
     // Copies of iteration `iv` into `slot` of every ring, as one commit group.
@@ -440,7 +486,7 @@ struct TesselSoftwarePipelinePass
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
       if (tmaCount) {
         Value barrier = slotOf(b, loc, barriers, slot);
-        for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
+        for (auto [load, ring, map, whole] : llvm::zip(loads, rings, tensorMaps, wholeBlocks)) {
           if (!map)
             continue;
           // Matched again: the loop (and its induction variable) may have been replaced.
@@ -450,7 +496,7 @@ struct TesselSoftwarePipelinePass
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
           TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
-                            inRange);
+                            inRange, whole);
         }
       }
       if (!anyCpAsync)

@@ -9,8 +9,11 @@
 // accumulator layout wants (WgmmaLayout.h permutes A's 8-row groups); a wgmma B tile as
 // BLOCK_N/64 boxes of 64 columns, one per 128-byte swizzle block (mma.sync's "swizzled"
 // buffers likewise; tf32 mma.sync's "interleaved" B through a rank-4 map, one
-// `cp.async.bulk.tensor.4d` per block). The tensor map's 128-byte swizzle writes exactly
-// the layout wgmma reads. `tessel.mbarrier_wait` spins on
+// `cp.async.bulk.tensor.4d` per block). A tile several column blocks wide whose matrix
+// has whole blocks (the op's `whole_blocks`, the runtime's same test) takes one box
+// instead, through a map with the block as its outermost dimension (rank 3, or 5 when
+// interleaved): one issue instead of BLOCK_N/64 (tf32: /32). The tensor map's 128-byte
+// swizzle writes exactly the layout wgmma reads. `tessel.mbarrier_wait` spins on
 // `mbarrier.try_wait.parity`.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +22,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -98,7 +102,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     // which lets ptxas issue the copy from uniform registers without a loop over lanes)
     // issues the boxes whose index among the block's copies is w modulo the warps (the
     // first of them also announces the tile's bytes); the other warps branch past them.
-    std::string text = "{\n.reg .pred p, q;\n.reg .b32 t, w, rr, cc, zz;\nmov.u32 t, %tid.x;\n"
+    std::string text = "{\n.reg .pred p, q;\n.reg .b32 t, w, rr, cc, zz, bb;\nmov.u32 t, %tid.x;\n"
                        "shr.u32 w, t, 5;\nmov.b32 zz, 0;\n"
                        "elect.sync _|p, 0xffffffff;\nand.pred p, p, $5;\n";
     // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
@@ -129,16 +133,43 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                     .str();
       text += skip + ":\n";
     };
+    // Whole column blocks ($6): the map's outermost dimension is the block, and one box
+    // from the tile's first block brings them all, block after block as the per-block
+    // boxes below would land; the warp of the copy's first box issues it.
+    bool wholeBlocks = bool(op.getWholeBlocks());
+    if (wholeBlocks) {
+      int64_t perBlock = 128 / elementBytes;
+      if (operand == "a" || cols % perBlock != 0 || cols == perBlock)
+        return rewriter.notifyMatchFailure(op, "whole_blocks needs a tile of column blocks");
+      text += llvm::formatv("@!$6 bra.uni TESSEL_TMA_${{:uid}_BLOCKS;\n"
+                            "setp.ne.u32 q, w, {0};\n@q bra.uni TESSEL_TMA_${{:uid}_END;\n"
+                            "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {1};\n"
+                            "shr.s32 bb, $2, {2};\n",
+                            firstBox % numWarps, rows * cols * elementBytes,
+                            llvm::Log2_64(perBlock))
+                  .str();
+      if (interleaved)
+        text += "shr.s32 rr, $1, 3;\n@p cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::"
+                "complete_tx::bytes [$3], [$0, {zz, zz, zz, rr, bb}], [$4];\n";
+      else
+        text += "@p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                "[$3], [$0, {zz, $1, bb}], [$4];\n";
+      text += "bra.uni TESSEL_TMA_${:uid}_END;\nTESSEL_TMA_${:uid}_BLOCKS:\n";
+    }
     // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
     for (auto [row, col] : getBoxOrigins(op))
       box(row, col, getWgmmaBoxOffset(operand, row, col, rows, numWarps, elementBytes));
+    if (wholeBlocks)
+      text += "TESSEL_TMA_${:uid}_END:\n";
     text += "}";
     SmallVector<Value> operands{adaptor.getTensorMap().front(), adaptor.getRow().front(),
                                 adaptor.getCol().front(),
                                 sharedAddress(rewriter, loc, adaptor.getDst().front()),
                                 sharedAddress(rewriter, loc, adaptor.getBarrier().front()),
                                 adaptor.getPred().front()};
-    return replaceWithPtx(rewriter, op, operands, text, "l,r,r,r,r,b");
+    if (wholeBlocks)
+      operands.push_back(adaptor.getWholeBlocks().front());
+    return replaceWithPtx(rewriter, op, operands, text, wholeBlocks ? "l,r,r,r,r,b,b" : "l,r,r,r,r,b");
   }
 };
 

@@ -374,26 +374,37 @@ public:
           continue;
         }
       }
-      cuuint32_t box[2] = {cuuint32_t(spec.boxCols), cuuint32_t(spec.boxRows)};
-      cuuint32_t elementStrides[4] = {1, 1, 1, 1};
-      // interleave8: rows as (k / 4 % 2, k % 4, k / 8), box (2, 4, box rows / 8), so the
-      // copy writes row k to position 2 (k % 4) + (k % 8) / 4 of its group of 8.
-      cuuint64_t dims4[4] = {dims[0], 2, 4, dims[1] / 8};
-      cuuint64_t strides4[3] = {4 * strides[0], strides[0], 8 * strides[0]};
-      cuuint32_t box4[4] = {box[0], 2, 4, cuuint32_t(spec.boxRows / 8)};
-      cuuint32_t rank = spec.interleave8 ? 4 : 2;
-      if (spec.interleave8 && dims[1] % 8 != 0)
-        throw Error(where(variantIndex) + ": tensor map " + std::to_string(m) + " of param '" +
-                    info.params[size_t(spec.pointer)].name +
-                    "' interleaves rows in groups of 8, but the matrix has " +
-                    std::to_string(dims[1]) + " rows");
+      // Dimensions innermost first: columns, rows; strides from the second on, in bytes.
+      std::vector<cuuint64_t> globalDims{dims[0], dims[1]}, globalStrides{strides[0]};
+      std::vector<cuuint32_t> boxDims{cuuint32_t(spec.boxCols), cuuint32_t(spec.boxRows)};
+      if (spec.interleave8) {
+        // Rows as (k / 4 % 2, k % 4, k / 8), box (2, 4, box rows / 8), so the copy writes
+        // row k to position 2 (k % 4) + (k % 8) / 4 of its group of 8.
+        if (dims[1] % 8 != 0)
+          throw Error(where(variantIndex) + ": tensor map " + std::to_string(m) +
+                      " of param '" + info.params[size_t(spec.pointer)].name +
+                      "' interleaves rows in groups of 8, but the matrix has " +
+                      std::to_string(dims[1]) + " rows");
+        globalDims = {dims[0], 2, 4, dims[1] / 8};
+        globalStrides = {4 * strides[0], strides[0], 8 * strides[0]};
+        boxDims = {boxDims[0], 2, 4, cuuint32_t(spec.boxRows / 8)};
+      }
+      if (spec.colBlocks > 1 && dims[0] % cuuint64_t(spec.boxCols) == 0) {
+        // Whole column blocks: the block becomes the outermost dimension (the kernel
+        // tests the same column count and copies the tile in one box).
+        globalDims[0] = cuuint64_t(spec.boxCols);
+        globalDims.push_back(dims[0] / cuuint64_t(spec.boxCols));
+        globalStrides.push_back(cuuint64_t(spec.boxCols) * dtypeSize(spec.dtype));
+        boxDims.push_back(cuuint32_t(spec.colBlocks));
+      }
+      cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
       CUresult result = driver->tensorMapEncodeTiled(
           &maps[m],
           spec.dtype == DType::F16   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
           : spec.dtype == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                      : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-          rank, base, rank == 4 ? dims4 : dims, rank == 4 ? strides4 : strides,
-          rank == 4 ? box4 : box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+          cuuint32_t(globalDims.size()), base, globalDims.data(), globalStrides.data(),
+          boxDims.data(), elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
       if (result != CUDA_SUCCESS)

@@ -275,6 +275,8 @@ static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
       fields.fail("an interleave8 tensor map needs a box of a multiple of 8 rows");
     map.interleave8 = true;
   }
+  if (json.find("col_blocks"))
+    map.colBlocks = fields.integer("col_blocks", 1, 256);
   return map;
 }
 
@@ -622,6 +624,8 @@ Json Package::toJson() const {
           m.set("dtype", dtypeName(map.dtype));
           if (map.interleave8)
             m.set("row_order", "interleave8");
+          if (map.colBlocks > 1)
+            m.set("col_blocks", map.colBlocks);
           maps.push(std::move(m));
         }
         v.set("tensor_maps", std::move(maps));

@@ -59,6 +59,12 @@ struct TensorMapSpec {
   /// that tf32 mma.sync's B fragment loads hit distinct banks under the 128-byte swizzle:
   /// a rank-4 map (columns, k / 4 % 2, k % 4, k / 8). Needs rows in multiples of 8.
   bool interleave8 = false;
+  /// Column blocks (of boxCols columns, 128 bytes) one copy of a tile takes: above 1, and
+  /// where the matrix's columns are whole blocks, the map gets one more (outermost)
+  /// dimension, the block, so that a single box brings the whole tile, block after block
+  /// (as the per-block boxes would land). The kernel makes the same test on the same
+  /// column count to pick its copy; otherwise it copies block by block.
+  int64_t colBlocks = 1;
 };
 
 struct Variant {

@@ -10,6 +10,8 @@ variant's PTX; an edited package times a hypothesis and computes wrong numbers o
   no-loop-barrier   deletes the `bar.sync 0` of each loop body (what the block barrier
                     per K tile costs; the slots are then overwritten while being read)
   no-tf32-round     deletes the cvt.rn.tf32.f32 roundings (operands truncated instead)
+  first-b-box       bulk copies of B (rank-4 boxes) keep their first box only, with the
+                    byte count to match (what the L2 -> SM traffic costs: a quarter of B's)
 """
 import argparse
 import json
@@ -18,7 +20,9 @@ import sys
 
 
 def drop_loop_barriers(ptx):
-    """Removes `bar.sync 0` between a loop's label and its back edge (a branch to it)."""
+    """Removes `bar.sync 0` between a loop's label and its back edge (a branch to it).
+
+    Each edit returns the new PTX and how many places it changed."""
     lines = ptx.split("\n")
     labels = {}
     for i, line in enumerate(lines):
@@ -32,19 +36,33 @@ def drop_loop_barriers(ptx):
             for j in range(labels[m.group(1)], i):
                 if re.match(r"^\s*bar\.sync\s+0;", lines[j]):
                     drop.add(j)
-    if not drop:
-        sys.exit("no barrier inside a loop")
-    return "\n".join(l for i, l in enumerate(lines) if i not in drop)
+    return "\n".join(l for i, l in enumerate(lines) if i not in drop), len(drop)
 
 
 def drop_tf32_rounding(ptx):
-    out, n = re.subn(r"cvt\.rn\.tf32\.f32 (%r\d+), (%r\d+);", r"mov.b32 \1, \2;", ptx)
-    if n == 0:
-        sys.exit("no tf32 rounding")
-    return out
+    return re.subn(r"cvt\.rn\.tf32\.f32 (%r\d+), (%r\d+);", r"mov.b32 \1, \2;", ptx)
 
 
-EDITS = {"no-loop-barrier": drop_loop_barriers, "no-tf32-round": drop_tf32_rounding}
+def first_b_box(ptx):
+    blocks = ptx.split("// begin inline asm")
+    edited = 0
+    for i, block in enumerate(blocks):
+        copies = re.findall(r"cp\.async\.bulk\.tensor\.4d.*\[(%r\d+)\+(\d+)\]", block)
+        if not copies:
+            continue
+        sizes = re.findall(r"expect_tx\.shared::cta\.b64 _, \[%r\d+\], (\d+);", block)
+        if len(sizes) != 1 or len(copies) < 2:
+            sys.exit(f"unexpected bulk copy block: {len(sizes)} byte counts, {len(copies)} boxes")
+        box = int(sizes[0]) // len(copies)
+        block = re.sub(r"(expect_tx\.shared::cta\.b64 _, \[%r\d+\], )\d+;", rf"\g<1>{box};", block)
+        block = re.sub(r"\n@p cp\.async\.bulk\.tensor\.4d[^\n]*\[%r\d+\+[1-9]\d*\][^\n]*", "", block)
+        blocks[i] = block
+        edited += 1
+    return "// begin inline asm".join(blocks), edited
+
+
+EDITS = {"no-loop-barrier": drop_loop_barriers, "no-tf32-round": drop_tf32_rounding,
+         "first-b-box": first_b_box}
 
 
 def main():
@@ -56,6 +74,7 @@ def main():
     args = parser.parse_args()
     package = json.load(open(args.input))
     keep = {int(c) for c in args.configs.split(",")} if args.configs else None
+    edits = {edit: 0 for edit in args.edit}
     for kernel in package["kernels"]:
         variants = [v for v in kernel["variants"] if keep is None or v["config"] in keep]
         if not variants:
@@ -65,8 +84,13 @@ def main():
         for v in variants:
             v["config"] = renumber[v["config"]]
             for edit in args.edit:
-                v["ptx"] = EDITS[edit](v["ptx"])
+                v["ptx"], count = EDITS[edit](v["ptx"])
+                edits[edit] += count
         kernel["variants"] = variants
+    for edit, count in edits.items():
+        if count == 0:
+            sys.exit(f"--edit {edit}: nothing to edit in the variants kept")
+        print(f"{edit}: {count} places")
     json.dump(package, open(args.output, "w"))
 
 

@@ -344,15 +344,20 @@ EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType, cu
                                        CUtensorMapSwizzle, CUtensorMapL2promotion,
                                        CUtensorMapFloatOOBfill) {
   std::lock_guard<std::recursive_mutex> lock(fakeMutex);
-  if ((rank != 2 && rank != 4) || strides[0] % 16 != 0)
+  // The real encoder's limits on what Tessel asks for: ranks 2 to 5, strides in 16-byte
+  // multiples, boxes of at most 256 per dimension.
+  if (rank < 2 || rank > 5)
     return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t i = 0; i < rank; ++i)
+    if ((i + 1 < rank && strides[i] % 16 != 0) || box[i] < 1 || box[i] > 256)
+      return CUDA_ERROR_INVALID_VALUE;
   *map = CUtensorMap{};
   if (rank == 2) {
     state.tensorMaps.push_back({dims[0], dims[1], strides[0], box[0], box[1]});
   } else {
-    std::vector<uint64_t> record(dims, dims + 4);
-    record.insert(record.end(), strides, strides + 3);
-    record.insert(record.end(), box, box + 4);
+    std::vector<uint64_t> record(dims, dims + rank);
+    record.insert(record.end(), strides, strides + rank - 1);
+    record.insert(record.end(), box, box + rank);
     state.tensorMaps.push_back(record);
   }
   return CUDA_SUCCESS;

@@ -52,7 +52,7 @@ struct State {
   std::vector<std::pair<std::string, int>> maxDynamicShared; // entry, value
   std::vector<LaunchRecord> launches;
   /// cuTensorMapEncodeTiled calls: {cols, rows, row stride in bytes, box cols, box rows};
-  /// rank 4: {dims x4, strides x3, box x4}.
+  /// rank r > 2: {dims x r, strides x r-1, box x r}.
   std::vector<std::vector<uint64_t>> tensorMaps;
 
   void reset() { *this = State(); }

@@ -332,3 +332,29 @@ TEST_F(FakeDriver, InterleavedTensorMapsAreRankFour) {
             std::string::npos)
       << error;
 }
+
+TEST_F(FakeDriver, ColumnBlocksBecomeAnOutermostDimensionWhereTheColumnsAreWhole) {
+  // A tile two 64-column blocks wide (128 bytes of bf16 each), copied in one box when
+  // the matrix's columns are whole blocks: dims {64, rows, cols / 64}, strides {row
+  // stride, 128 bytes}, box {64, 64, 2}.
+  TensorMapSpec map = outMap();
+  map.colBlocks = 2;
+  Package package = withSpecMap(map);
+  Kernel k = Kernel::load(package, "k");
+  k.launch(1, {aligned(), 128, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 1u);
+  EXPECT_EQ(fake().tensorMaps[0], (std::vector<uint64_t>{64, 128, 2, 256, 128, 64, 64, 2}));
+  // 96 columns are not whole blocks: the plain map (the kernel copies block by block).
+  k.launch(1, {aligned(), 96, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 2u);
+  EXPECT_EQ(fake().tensorMaps[1], (std::vector<uint64_t>{96, 96, 192, 64, 64}));
+  // Interleaved rows (tf32's B) with whole blocks: rank 5, {64, 2, 4, rows / 8, cols / 64}.
+  map.boxRows = 32;
+  map.interleave8 = true;
+  Package interleaved = withSpecMap(map);
+  Kernel ki = Kernel::load(interleaved, "k");
+  ki.launch(1, {aligned(), 128, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 3u);
+  EXPECT_EQ(fake().tensorMaps[2], (std::vector<uint64_t>{64, 2, 4, 16, 2, 1024, 256, 2048, 128,
+                                                         64, 2, 4, 4, 2}));
+}

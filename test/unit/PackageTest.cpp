@@ -375,6 +375,16 @@ TEST(Package, TensorMapsAreChecked) {
   EXPECT_TRUE(Package::parse(withOrder.serialize(), "t.tslpkg")
                   .kernel("softmax").variants[0].tensorMaps[0].interleave8);
   EXPECT_FALSE(firstMap(withTensorMap(5, 0)).interleave8);
+  // Column blocks per box: 1 unless said, kept through a round trip, at most 256.
+  EXPECT_EQ(firstMap(withTensorMap(5, 0)).colBlocks, 1);
+  Json blocks = withMapField("col_blocks", Json(int64_t(4)));
+  Package withBlocks = Package::parse(blocks.pretty(), "t.tslpkg");
+  EXPECT_EQ(withBlocks.kernel("softmax").variants[0].tensorMaps[0].colBlocks, 4);
+  EXPECT_EQ(Package::parse(withBlocks.serialize(), "t.tslpkg")
+                .kernel("softmax").variants[0].tensorMaps[0].colBlocks, 4);
+  Json tooMany = withMapField("col_blocks", Json(int64_t(0)));
+  EXPECT_NE(errorOf(tooMany.pretty()).find("col_blocks"), std::string::npos)
+      << errorOf(tooMany.pretty());
   Json badOrder = withMapField("row_order", Json("reversed"));
   EXPECT_NE(errorOf(badOrder.pretty()).find("tensor map row_order 'reversed' is not interleave8"),
             std::string::npos)

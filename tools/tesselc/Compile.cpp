@@ -142,6 +142,8 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
     map.dtype = *parseDType(mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue().str());
     if (auto order = dict.getAs<mlir::StringAttr>("row_order"))
       map.interleave8 = order.getValue() == "interleave8";
+    if (auto blocks = dict.getAs<mlir::IntegerAttr>("col_blocks"))
+      map.colBlocks = blocks.getInt();
     maps.push_back(map);
   }
   return maps;
