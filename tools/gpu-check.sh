@@ -44,6 +44,19 @@ PY
   rm -rf "$out/matmul-ptx" # more files than the results folder should hold
 }
 
+# SM clock, power and throttle reasons every 200 ms while a benchmark runs, into
+# $out/clocks-<name>.csv (on an H100 a long tf32 or bf16 matmul meets the 700 W cap:
+# reason 0x4, SW power cap, and the clock drops from 1980 MHz towards 1300-1600).
+start_clocks() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv,noheader -lms 200 > "$out/clocks-$1.csv" 2>&1 &
+  clocks_pid=$!
+}
+stop_clocks() {
+  kill "$clocks_pid" 2> /dev/null || true
+  wait "$clocks_pid" 2> /dev/null || true
+}
+
 case "$mode" in
 prepare)
   build=${BUILD_DIR:-build}
@@ -108,8 +121,10 @@ run)
       # memory and spills for every config of the bf16 and f32 packages.
       "$build"/bin/tessel-matmul-gpu-tests > "$out/matmul-tests.log" 2>&1 || true
       tail -n 20 "$out/matmul-tests.log"
+      start_clocks matmul
       "$build"/bin/tessel-bench matmul --json "$out/matmul.json" --markdown "$out/matmul.md" 2>&1 |
         tee "$out/matmul.txt" || true
+      stop_clocks
       # The sm_90a (wgmma) build, bf16 and tf32.
       "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f32 --json "$out/matmul-sm90a.json" \
         --markdown "$out/matmul-sm90a.md" 2>&1 | tee "$out/matmul-sm90a.txt" || true
