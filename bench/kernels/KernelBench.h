@@ -11,6 +11,7 @@
 #include "runtime/Runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <functional>
 #include <iostream>
@@ -67,6 +68,29 @@ roundMediansMs(Driver &driver, int64_t warmup, int64_t samples, int64_t perRound
   for (std::vector<double> &r : rounds)
     std::sort(r.begin(), r.end());
   return rounds;
+}
+
+/// Median ms of `run` launched alone, sample after sample, for `seconds` of wall time,
+/// over the second half of the samples: the steady state under sustained load, once the
+/// clocks have settled at the board's power or thermal limit. Prints when it started
+/// (UTC, to line up with clock samples taken beside it) under `label` when `log` is set.
+template <typename Fn>
+double sustainedMedianMs(Driver &driver, double seconds, Fn run, const std::string &label,
+                         bool log) {
+  if (log) {
+    std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&now));
+    std::cerr << "  sustained " << label << " from " << stamp << " UTC for " << seconds
+              << " s\n";
+  }
+  std::vector<double> times;
+  auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds)
+    times.push_back(medianMs(driver, 0, 1, run));
+  std::vector<double> steady(times.begin() + times.size() / 2, times.end());
+  std::sort(steady.begin(), steady.end());
+  return steady[steady.size() / 2];
 }
 
 /// Medians (ms) of `a` and `b` over alternating rounds (roundMediansMs).

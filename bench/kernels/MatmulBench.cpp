@@ -6,7 +6,9 @@
 // full sample count next to torch::matmul on the same tensors, in one process on the
 // same stream, in alternating rounds of 5 launches (the median of the rounds' medians on
 // each side), so that clock drift does not favour either. The relative error of Tessel's
-// C against torch's is reported beside the timing.
+// C against torch's is reported beside the timing. With --sustained S each side then
+// runs alone for S seconds and its steady-state figure is reported too: on an H100 both
+// settle at the board's power cap, so the two figures compare work per joule.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/kernels/KernelBench.h"
@@ -35,6 +37,7 @@ struct Shape {
 int runMatmul(int argc, char **argv) {
   std::string packages = TESSEL_KERNEL_PACKAGE_DIR, json, markdown;
   int64_t warmup = 5, samples = 30, tuneSamples = 10;
+  double sustainedSeconds = 0;
   std::vector<std::string> dtypes = {"bf16", "f32"};
   std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
   bool noSkinny = false, verbose = false;
@@ -52,6 +55,9 @@ int runMatmul(int argc, char **argv) {
   flags.add("warmup", "N", "untimed launches first", warmup);
   flags.add("samples", "N", "timed launches of the chosen config and of torch (median)", samples);
   flags.add("tune-samples", "N", "timed launches per config when choosing", tuneSamples);
+  flags.add("sustained", "SECONDS",
+            "then time each side alone for this long (steady state under the power cap; 0: off)",
+            sustainedSeconds);
   flags.add("json", "FILE", "write the results as JSON", json);
   flags.add("markdown", "FILE", "write the table as markdown", markdown);
   if (auto exit = flags.parseOrExit(argc, argv))
@@ -149,6 +155,14 @@ int runMatmul(int argc, char **argv) {
       auto [tesselMs, torchMs] = interleavedMediansMs(
           driver, warmup, samples, 5, [&] { launch(best); },
           [&] { reference = torch::matmul(a, b); });
+      double tesselAloneMs = 0, torchAloneMs = 0;
+      if (sustainedSeconds > 0) {
+        tesselAloneMs = sustainedMedianMs(driver, sustainedSeconds, [&] { launch(best); },
+                                          "tessel " + dtypeName, /*log=*/true);
+        torchAloneMs = sustainedMedianMs(driver, sustainedSeconds,
+                                         [&] { reference = torch::matmul(a, b); },
+                                         "torch " + dtypeName, /*log=*/true);
+      }
       launch(best);
       torch::Tensor diff = c.to(torch::kFloat64) - reference.to(torch::kFloat64);
       double relError = (diff.norm() / reference.to(torch::kFloat64).norm()).item<double>();
@@ -176,6 +190,10 @@ int runMatmul(int argc, char **argv) {
       record.set("tessel_tflops", tflops(tesselMs));
       record.set("torch_tflops", tflops(torchMs));
       record.set("tessel_vs_torch", torchMs / tesselMs);
+      if (sustainedSeconds > 0) {
+        record.set("tessel_alone_tflops", tflops(tesselAloneMs));
+        record.set("torch_alone_tflops", tflops(torchAloneMs));
+      }
       record.set("rel_error_vs_torch", relError);
       record.set("differing_fraction", differing);
       if (tesselError >= 0) {
@@ -194,6 +212,8 @@ int runMatmul(int argc, char **argv) {
       fieldColumn("tessel TFLOP/s", "tessel_tflops", 1),
       fieldColumn("torch TFLOP/s", "torch_tflops", 1),
       fieldColumn("tessel/torch", "tessel_vs_torch", 3),
+      fieldColumn("tessel alone", "tessel_alone_tflops", 1),
+      fieldColumn("torch alone", "torch_alone_tflops", 1),
       fieldColumn("rel err vs torch", "rel_error_vs_torch", 6),
       fieldColumn("elements differing", "differing_fraction", 6),
       fieldColumn("tessel err vs f64", "tessel_error_vs_f64", 6),
