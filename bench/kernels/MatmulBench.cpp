@@ -36,7 +36,7 @@ struct Shape {
 
 int runMatmul(int argc, char **argv) {
   std::string packages = TESSEL_KERNEL_PACKAGE_DIR, json, markdown;
-  int64_t warmup = 5, samples = 30, tuneSamples = 10;
+  int64_t warmup = 5, samples = 30, tuneSamples = 10, perRound = 5;
   double sustainedSeconds = 0;
   std::vector<std::string> dtypes = {"bf16", "f32"};
   std::vector<int64_t> sizes = {1024, 2048, 4096, 8192};
@@ -55,6 +55,7 @@ int runMatmul(int argc, char **argv) {
   flags.add("warmup", "N", "untimed launches first", warmup);
   flags.add("samples", "N", "timed launches of the chosen config and of torch (median)", samples);
   flags.add("tune-samples", "N", "timed launches per config when choosing", tuneSamples);
+  flags.add("round", "N", "launches of each side per alternating round", perRound);
   flags.add("sustained", "SECONDS",
             "then time each side alone for this long (steady state under the power cap; 0: off)",
             sustainedSeconds);
@@ -153,7 +154,7 @@ int runMatmul(int argc, char **argv) {
       }
       torch::Tensor reference;
       auto [tesselMs, torchMs] = interleavedMediansMs(
-          driver, warmup, samples, 5, [&] { launch(best); },
+          driver, warmup, samples, std::max<int64_t>(1, perRound), [&] { launch(best); },
           [&] { reference = torch::matmul(a, b); });
       double tesselAloneMs = 0, torchAloneMs = 0;
       if (sustainedSeconds > 0) {
@@ -220,6 +221,7 @@ int runMatmul(int argc, char **argv) {
       fieldColumn("torch err vs f64", "torch_error_vs_f64", 6)};
   Record meta;
   meta.set("samples", samples);
+  meta.set("launches_per_round", perRound);
   writeKernelReport(device, meta, records, columns, json, markdown);
   return 0;
 }
