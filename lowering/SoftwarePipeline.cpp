@@ -256,7 +256,7 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
       isA = dot.getA() == load.getResult();
   Type elem = getElementTypeOrSelf(load.getType());
   int64_t boxRows = isA && wgmma ? 8 : access.blockRows;
-  int64_t boxCols = 128 / (elem.getIntOrFloatBitWidth() / 8); // one 128-byte swizzle row
+  int64_t boxCols = getSwizzleBlockColumns(elem);
   NamedAttrList fields;
   fields.set("param", b.getI64IntegerAttr(index));
   fields.set("pointer", b.getI64IntegerAttr(access.baseArgument));
@@ -281,12 +281,28 @@ int64_t wholeColumnBlocks(LoadOp load, const BlockAccess &access, bool wgmma,
     auto dot = dyn_cast<DotOp>(user);
     return dot && dot.getA() == load.getResult();
   });
-  int64_t perBlock = 128 / (getElementTypeOrSelf(load.getType()).getIntOrFloatBitWidth() / 8);
+  int64_t perBlock = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
   if ((isA && wgmma) || access.blockCols <= perBlock || access.blockCols % perBlock != 0)
     return 1;
   if (access.col && axisInfo.get(access.col).divisibility[0] % perBlock != 0)
     return 1;
   return access.blockCols / perBlock;
+}
+
+/// The kernel's test that the matrix of `access` has whole column blocks (`cols` a
+/// multiple of `perBlock`): the runtime makes the same one before encoding the block as a
+/// dimension of the map.
+Value buildWholeBlocksTest(OpBuilder &b, Location loc, func::FuncOp func,
+                           const BlockAccess &access, int64_t perBlock) {
+  if (access.cols.argument < 0)
+    return arith::ConstantOp::create(b, loc, b.getI1Type(),
+                                     b.getBoolAttr(access.cols.value % perBlock == 0));
+  Value cols = func.getArgument(access.cols.argument);
+  auto constant = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, cols.getType(), b.getIntegerAttr(cols.getType(), v));
+  };
+  Value rem = arith::RemSIOp::create(b, loc, cols, constant(perBlock));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, constant(0));
 }
 
 struct TesselSoftwarePipelinePass
@@ -451,23 +467,9 @@ struct TesselSoftwarePipelinePass
         recipes.push_back(tensorMapRecipe(rewriter, load, access, index, /*wgmma=*/!mmaPath,
                                           /*interleaved=*/layout == kInterleavedOperand,
                                           colBlocks));
-        // Whether the matrix's columns are whole blocks: the runtime's test too, which
-        // then encodes the block as a dimension of the map.
-        Value whole;
-        if (colBlocks > 1) {
-          int64_t perBlock = access.blockCols / colBlocks;
-          if (access.cols.argument < 0) {
-            whole = arith::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),
-                                              rewriter.getBoolAttr(access.cols.value % perBlock == 0));
-          } else {
-            Value cols = func.getArgument(access.cols.argument);
-            Value rem = arith::RemSIOp::create(
-                rewriter, loc, cols, constant(rewriter, cols.getType(), perBlock));
-            whole = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, rem,
-                                          constant(rewriter, cols.getType(), 0));
-          }
-        }
-        wholeBlocks.push_back(whole);
+        wholeBlocks.push_back(colBlocks > 1 ? buildWholeBlocksTest(rewriter, loc, func, access,
+                                                                   access.blockCols / colBlocks)
+                                            : Value());
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
     } else {

@@ -70,13 +70,12 @@ struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
 /// blocks.
 SmallVector<std::pair<int64_t, int64_t>> getBoxOrigins(TmaCopyOp op) {
   SharedType dst = op.getDst().getType();
-  int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
   SmallVector<std::pair<int64_t, int64_t>> origins;
   if (getWgmmaOperand(op.getDst()) == "a")
     for (int64_t row = 0; row < dst.getShape()[0]; row += 8)
       origins.push_back({row, 0});
   else
-    for (int64_t col = 0; col < dst.getShape()[1]; col += 128 / elementBytes)
+    for (int64_t col = 0; col < dst.getShape()[1]; col += getSwizzleBlockColumns(dst.getElementType()))
       origins.push_back({0, col});
   return origins;
 }
@@ -138,7 +137,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     // boxes below would land; the warp of the copy's first box issues it.
     bool wholeBlocks = bool(op.getWholeBlocks());
     if (wholeBlocks) {
-      int64_t perBlock = 128 / elementBytes;
+      int64_t perBlock = getSwizzleBlockColumns(dst.getElementType());
       if (operand == "a" || cols % perBlock != 0 || cols == perBlock)
         return rewriter.notifyMatchFailure(op, "whole_blocks needs a tile of column blocks");
       text += llvm::formatv("@!$6 bra.uni TESSEL_TMA_${{:uid}_BLOCKS;\n"

@@ -59,6 +59,10 @@ inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
 inline constexpr llvm::StringLiteral kSwizzledOperand = "swizzled";
 inline constexpr llvm::StringLiteral kInterleavedOperand = "interleaved";
 
+/// Columns of `elementType` in one 128-byte swizzle block (a row of a bulk copy's box).
+inline int64_t getSwizzleBlockColumns(Type elementType) {
+  return 128 / (elementType.getIntOrFloatBitWidth() / 8);
+}
 
 /// True when a dot of `elementType` operands, MxK by KxN, read from shared memory, can
 /// run on wgmma with `numWarps` warps for `arch`.

@@ -72,18 +72,14 @@ roundMediansMs(Driver &driver, int64_t warmup, int64_t samples, int64_t perRound
 
 /// Median ms of `run` launched alone, sample after sample, for `seconds` of wall time,
 /// over the second half of the samples: the steady state under sustained load, once the
-/// clocks have settled at the board's power or thermal limit. Prints when it started
-/// (UTC, to line up with clock samples taken beside it) under `label` when `log` is set.
+/// clocks have settled at the board's power or thermal limit. Prints (stderr) when it
+/// started, UTC, under `label`, to line up with clock samples taken beside it.
 template <typename Fn>
-double sustainedMedianMs(Driver &driver, double seconds, Fn run, const std::string &label,
-                         bool log) {
-  if (log) {
-    std::time_t now = std::time(nullptr);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&now));
-    std::cerr << "  sustained " << label << " from " << stamp << " UTC for " << seconds
-              << " s\n";
-  }
+double sustainedMedianMs(Driver &driver, double seconds, Fn run, const std::string &label) {
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&now));
+  std::cerr << "  sustained " << label << " from " << stamp << " UTC for " << seconds << " s\n";
   std::vector<double> times;
   auto start = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds)

@@ -4,8 +4,8 @@
 // configuration of the package is timed briefly on the real shape (the three fastest
 // again, in alternating rounds, to choose among them); the chosen one is timed with the
 // full sample count next to torch::matmul on the same tensors, in one process on the
-// same stream, in alternating rounds of 5 launches (the median of the rounds' medians on
-// each side), so that clock drift does not favour either. The relative error of Tessel's
+// same stream, in alternating rounds of 5 launches (--round; the median of the rounds'
+// medians on each side), so that clock drift does not favour either. The relative error of Tessel's
 // C against torch's is reported beside the timing. With --sustained S each side then
 // runs alone for S seconds and its steady-state figure is reported too: on an H100 both
 // settle at the board's power cap, so the two figures compare work per joule.
@@ -159,10 +159,10 @@ int runMatmul(int argc, char **argv) {
       double tesselAloneMs = 0, torchAloneMs = 0;
       if (sustainedSeconds > 0) {
         tesselAloneMs = sustainedMedianMs(driver, sustainedSeconds, [&] { launch(best); },
-                                          "tessel " + dtypeName, /*log=*/true);
+                                          "tessel " + dtypeName);
         torchAloneMs = sustainedMedianMs(driver, sustainedSeconds,
                                          [&] { reference = torch::matmul(a, b); },
-                                         "torch " + dtypeName, /*log=*/true);
+                                         "torch " + dtypeName);
       }
       launch(best);
       torch::Tensor diff = c.to(torch::kFloat64) - reference.to(torch::kFloat64);
