@@ -99,6 +99,19 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult TmaCopyOp::verify() {
+  if (bool(getMulticast()) != bool(getCtas()))
+    return emitOpError("'multicast' and 'ctas' go together");
+  if (!getMulticast())
+    return success();
+  if (!getWholeBlocks())
+    return emitOpError("'multicast' needs 'whole_blocks' (the pieces are column blocks)");
+  int64_t ctas = *getCtas();
+  if (ctas != 2 && ctas != 4 && ctas != 8)
+    return emitOpError("'ctas' must be 2, 4 or 8, got ") << ctas;
+  return success();
+}
+
 LogicalResult DotOp::verify() {
   auto a = cast<ShapedType>(getA().getType()), b = cast<ShapedType>(getB().getType());
   auto acc = getAcc().getType();

@@ -325,8 +325,17 @@ def Tessel_BarrierOp : Tessel_Op<"barrier"> {
   let summary = "All threads of the program wait here (bar.sync 0)";
   let description = [{
     Placed by `-tessel-insert-barriers` where shared-memory buffers change hands between
-    threads; ops that use the scratch area place their own.
+    threads; ops that use the scratch area place their own. With `cluster`, every thread
+    of every program of the cluster waits (`barrier.cluster.arrive` then `.wait`): where
+    the programs of a cluster write each other's buffers (multicast bulk copies). A
+    launch without a cluster is a cluster of one program.
+
+    ```mlir
+    tessel.barrier
+    tessel.barrier {cluster}
+    ```
   }];
+  let arguments = (ins UnitAttr:$cluster);
   let assemblyFormat = "attr-dict";
 }
 
@@ -359,7 +368,8 @@ def Tessel_MBarrierInitOp : Tessel_Op<"mbarrier_init"> {
   let assemblyFormat = "$barrier attr-dict `:` qualified(type($barrier))";
 }
 
-def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>,
+                                              AttrSizedOperandSegments]> {
   let summary = "Copy a tile from global to shared memory with the bulk tensor engine";
   let description = [{
     Where `pred` holds, one lane of one warp arrives on `barrier` announcing the tile's
@@ -375,18 +385,29 @@ def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>
     the map with the block as one more dimension (the recipe's `col_blocks`), and one box
     brings the tile (`col` must then start a block).
 
+    With `multicast %shared` (and `whole_blocks`), the map's box is 1/`ctas` of the
+    tile's blocks (the recipe's `multicast`). Where the program runs in a cluster of
+    `ctas` programs and `shared` holds (all of them copy this very tile), program r of the
+    cluster fetches piece r once for all of them (`.multicast::cluster`: it lands at the
+    same place in each program's `dst` and signals each one's `barrier`); otherwise the
+    program fetches all `ctas` pieces itself. Overwriting a slot others may still read
+    then needs a cluster barrier (`-tessel-insert-barriers`).
+
     ```mlir
     tessel.tma_copy %map[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
     tessel.tma_copy %map[%row, %col] into %b, %bar, %pred whole_blocks %whole : !llvm.ptr, !tessel.shared<64x256xbf16>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %map[%row, %col] into %b, %bar, %pred whole_blocks %whole multicast %shared {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
     ```
   }];
   let arguments = (ins AnyType:$tensorMap, I32:$row, I32:$col, Tessel_SharedType:$dst,
-                       Tessel_SharedType:$barrier, I1:$pred, Optional<I1>:$wholeBlocks);
+                       Tessel_SharedType:$barrier, I1:$pred, Optional<I1>:$wholeBlocks,
+                       Optional<I1>:$multicast, OptionalAttr<I64Attr>:$ctas);
   let assemblyFormat = [{
     $tensorMap `[` $row `,` $col `]` `into` $dst `,` $barrier `,` $pred
-    (`whole_blocks` $wholeBlocks^)? attr-dict `:`
+    (`whole_blocks` $wholeBlocks^)? (`multicast` $multicast^)? attr-dict `:`
     type($tensorMap) `,` qualified(type($dst)) `,` qualified(type($barrier))
   }];
+  let hasVerifier = 1;
 }
 
 def Tessel_MBarrierWaitOp : Tessel_Op<"mbarrier_wait"> {

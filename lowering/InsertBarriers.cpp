@@ -12,7 +12,10 @@
 // same state and join by union. Buffers a wgmma reads get a fence.proxy.async before
 // that barrier (generic-proxy writes, async-proxy reads). Bulk copies (tessel.tma_copy)
 // need no barrier before a read: each thread waits on their mbarrier itself; overwriting
-// a buffer still being read needs one, as for cp.async.
+// a buffer still being read needs one, as for cp.async. Multicast copies overwrite the
+// buffer in every program of the cluster: reads since the last cluster barrier count for
+// them, and a barrier placed before such a copy (in the same block, no barrier between) is
+// a cluster barrier.
 // Reads are remembered per slot of a ring (tessel.local_index) where the slot is known:
 // a copy into another slot of the same ring needs no barrier. Two slots are known
 // distinct when they are constants that differ, or rotating slots of one loop (iter_args
@@ -99,58 +102,100 @@ SharedRead getSharedRead(Value shared) {
   return {getSharedAlloc(shared), slot};
 }
 
+using ReadSet = SmallVector<SharedRead, 4>;
+
+void addRead(ReadSet &set, SharedRead r) {
+  if (!llvm::is_contained(set, r))
+    set.push_back(r);
+}
+
+/// Reads that cross a back edge or leave a loop: their slot values no longer hold.
+void forgetSlots(ReadSet &set) {
+  ReadSet slotted;
+  std::swap(slotted, set);
+  for (const SharedRead &r : slotted)
+    addRead(set, {r.alloc, Value()});
+}
+
 struct HazardState {
   Operation *pendingWait = nullptr; // the wait whose copies others may not see yet
-  SmallVector<SharedRead, 4> read;
+  ReadSet read;        // since the last barrier of any kind
+  ReadSet clusterRead; // since the last cluster barrier (other programs' multicasts)
 
   void addRead(SharedRead r) {
-    if (!llvm::is_contained(read, r))
-      read.push_back(r);
+    ::addRead(read, r);
+    ::addRead(clusterRead, r);
   }
   void join(const HazardState &other) {
     if (!pendingWait)
       pendingWait = other.pendingWait;
     for (const SharedRead &r : other.read)
-      addRead(r);
+      ::addRead(read, r);
+    for (const SharedRead &r : other.clusterRead)
+      ::addRead(clusterRead, r);
   }
-  void clear() {
+  /// After a barrier (`cluster`: of the whole cluster).
+  void clear(bool cluster) {
     pendingWait = nullptr;
     read.clear();
+    if (cluster)
+      clusterRead.clear();
   }
-  /// Reads that cross a back edge or leave a loop: their slot values no longer hold.
   void forgetSlots() {
-    SmallVector<SharedRead, 4> slotted;
-    std::swap(slotted, read);
-    for (const SharedRead &r : slotted)
-      addRead({r.alloc, Value()});
+    ::forgetSlots(read);
+    ::forgetSlots(clusterRead);
   }
-  /// Whether someone may still read what a copy into `dst` overwrites.
-  bool mayBeRead(SharedRead dst) const {
-    return llvm::any_of(read, [&](const SharedRead &r) {
+  /// Whether someone (of the cluster: `cluster`) may still read what a copy into `dst`
+  /// overwrites.
+  bool mayBeRead(SharedRead dst, bool cluster) const {
+    return llvm::any_of(cluster ? clusterRead : read, [&](const SharedRead &r) {
       return r.alloc == dst.alloc && !areDistinctSlots(r.slot, dst.slot);
     });
   }
 };
 
+/// The buffer a copy writes, and whether it writes it in every program of the cluster.
+std::optional<std::pair<SharedRead, bool>> getCopyTarget(Operation *op) {
+  if (auto copy = dyn_cast<AsyncCopyOp>(op))
+    return std::make_pair(getSharedRead(copy.getDst()), false);
+  if (auto copy = dyn_cast<TmaCopyOp>(op))
+    return std::make_pair(getSharedRead(copy.getDst()), bool(copy.getMulticast()));
+  return std::nullopt;
+}
+
+/// Whether a multicast copy comes from `op` on, before the next barrier of its block: a
+/// barrier placed before `op` is then a cluster barrier, and serves that copy too (its
+/// slot may still be read by another program of the cluster).
+bool multicastCopyFollows(Operation *op) {
+  for (Operation *next = op; next; next = next->getNextNode()) {
+    if (isa<BarrierOp>(next) || next->getNumRegions() != 0)
+      return false;
+    auto target = getCopyTarget(next);
+    if (target && target->second)
+      return true;
+  }
+  return false;
+}
+
 void walkBlock(Block &block, HazardState &state);
 
 void walkOp(Operation *op, HazardState &state) {
   OpBuilder b(op);
-  if (isa<BarrierOp>(op)) {
-    state.clear();
+  if (auto barrier = dyn_cast<BarrierOp>(op)) {
+    state.clear(barrier.getCluster());
     return;
   }
   if (isa<AsyncWaitOp>(op)) {
     state.pendingWait = op;
     return;
   }
-  if (isa<AsyncCopyOp, TmaCopyOp>(op)) {
-    // Both write their buffer through operand 'dst'.
-    Value dst = isa<AsyncCopyOp>(op) ? cast<AsyncCopyOp>(op).getDst()
-                                     : cast<TmaCopyOp>(op).getDst();
-    if (state.mayBeRead(getSharedRead(dst))) {
-      BarrierOp::create(b, op->getLoc());
-      state.clear();
+  if (auto target = getCopyTarget(op)) {
+    auto [dst, multicast] = *target;
+    if (state.mayBeRead(dst, multicast)) {
+      bool cluster = multicastCopyFollows(op);
+      auto barrier = BarrierOp::create(b, op->getLoc());
+      barrier.setCluster(cluster);
+      state.clear(cluster);
     }
     return;
   }
@@ -163,8 +208,9 @@ void walkOp(Operation *op, HazardState &state) {
         // wgmma reads through the async proxy: fence the copies first.
         if (isWgmmaOperand(operand))
           FenceAsyncSharedOp::create(b, op->getLoc());
-        BarrierOp::create(b, op->getLoc());
-        state.clear();
+        bool cluster = multicastCopyFollows(state.pendingWait);
+        BarrierOp::create(b, op->getLoc()).setCluster(cluster);
+        state.clear(cluster);
       }
       state.addRead(getSharedRead(operand));
     }

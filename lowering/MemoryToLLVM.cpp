@@ -439,7 +439,13 @@ struct BarrierLowering : OpConversionPattern<BarrierOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(BarrierOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    createBarrier(rewriter, op.getLoc());
+    // arrive has release and wait acquire semantics (the defaults) at cluster scope: the
+    // reads before it are done before any program of the cluster overwrites their buffer.
+    if (op.getCluster())
+      createInlinePtx(rewriter, op.getLoc(), Type(), ValueRange(),
+                      "barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;", "");
+    else
+      createBarrier(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();
   }

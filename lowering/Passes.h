@@ -27,6 +27,8 @@ struct LoweringOptions {
   std::string tmaOperands = "b";
   /// Operands of mma.sync dots on sm_90/sm_90a copied by the bulk tensor engine.
   std::string mmaTmaOperands = "ab";
+  /// Programs of a cluster sharing one fetch of each bulk-copied B tile (1: none).
+  unsigned multicastB = 1;
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

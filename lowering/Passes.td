@@ -65,6 +65,10 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
            "On sm_90 and sm_90a, the operands of mma.sync dots (\"a\", \"b\", \"ab\" or "
            "\"\") copied by the bulk tensor engine into swizzled buffers when they are "
            "blocks of row-major matrices (A one 128-byte row wide, B a multiple of that)">,
+    Option<"multicastB", "multicast-b", "unsigned", /*default=*/"1",
+           "Programs (2, 4 or 8; 1: none) launched as a cluster that share one fetch of a "
+           "bulk-copied B tile of whole column blocks (TMA multicast), where the kernel "
+           "can test that consecutive program ids copy the same tile">,
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];

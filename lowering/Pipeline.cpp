@@ -21,6 +21,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   TesselSoftwarePipelineOptions pipelineOptions;
   pipelineOptions.tmaOperands = options.tmaOperands;
   pipelineOptions.mmaTmaOperands = options.mmaTmaOperands;
+  pipelineOptions.multicastB = options.multicastB;
   pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

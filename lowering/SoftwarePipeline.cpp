@@ -231,6 +231,14 @@ Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
       stack, slot);
 }
 
+/// Whether `load` feeds a dot as its A operand.
+bool isAOperand(LoadOp load) {
+  return llvm::any_of(load->getUsers(), [&](Operation *user) {
+    auto dot = dyn_cast<DotOp>(user);
+    return dot && dot.getA() == load.getResult();
+  });
+}
+
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
 /// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, row_order]
 /// [, col_blocks]}.
@@ -250,10 +258,7 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
       fields.set("value", b.getI64IntegerAttr(v.value));
     return fields.getDictionary(b.getContext());
   };
-  bool isA = false;
-  for (Operation *user : load->getUsers())
-    if (auto dot = dyn_cast<DotOp>(user))
-      isA = dot.getA() == load.getResult();
+  bool isA = isAOperand(load);
   Type elem = getElementTypeOrSelf(load.getType());
   int64_t boxRows = isA && wgmma ? 8 : access.blockRows;
   int64_t boxCols = getSwizzleBlockColumns(elem);
@@ -277,10 +282,7 @@ DictionaryAttr tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockAccess &acc
 /// column the analysis proves is a block's first. 1: a box per block.
 int64_t wholeColumnBlocks(LoadOp load, const BlockAccess &access, bool wgmma,
                           const AxisInfoAnalysis &axisInfo) {
-  bool isA = llvm::any_of(load->getUsers(), [&](Operation *user) {
-    auto dot = dyn_cast<DotOp>(user);
-    return dot && dot.getA() == load.getResult();
-  });
+  bool isA = isAOperand(load);
   int64_t perBlock = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
   if ((isA && wgmma) || access.blockCols <= perBlock || access.blockCols % perBlock != 0)
     return 1;
@@ -303,6 +305,80 @@ Value buildWholeBlocksTest(OpBuilder &b, Location loc, func::FuncOp func,
   };
   Value rem = arith::RemSIOp::create(b, loc, cols, constant(perBlock));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, constant(0));
+}
+
+/// Whether `value` is the same in every program whose ids differ only along axis 0: it
+/// is computed by pure ops from constants, kernel arguments, other axes' program ids and
+/// `loop`'s induction variable.
+bool isSameAlongProgramAxis0(Value value, scf::ForOp loop) {
+  if (value == loop.getInductionVar())
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def) // a kernel argument, or a loop-carried value
+    return isa<func::FuncOp>(cast<BlockArgument>(value).getOwner()->getParentOp());
+  if (auto pid = dyn_cast<ProgramIdOp>(def))
+    return pid.getAxis() != 0;
+  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value operand) { return isSameAlongProgramAxis0(operand, loop); });
+}
+
+/// The ops that compute `value` from constants, kernel arguments and program ids (pure,
+/// no regions), operands first; fails for anything else.
+LogicalResult collectProgramSlice(Value value, llvm::SetVector<Operation *> &slice) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return success(isa<func::FuncOp>(cast<BlockArgument>(value).getOwner()->getParentOp()));
+  if (slice.contains(def))
+    return success();
+  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return failure();
+  if (!isa<ProgramIdOp>(def))
+    for (Value operand : def->getOperands())
+      if (failed(collectProgramSlice(operand, slice)))
+        return failure();
+  slice.insert(def);
+  return success();
+}
+
+/// The kernel's test that the `ctas` programs of its cluster (consecutive ids along axis
+/// 0, this one's id rounded down to a multiple of `ctas` first) all copy the block of
+/// columns that `access` starts at: `access.col` recomputed for each of their ids. Null
+/// where that column is not computed from program ids, arguments and constants alone.
+Value buildClusterSharesTileTest(OpBuilder &b, Location loc, const BlockAccess &access,
+                                 int64_t ctas) {
+  if (!access.col)
+    return arith::ConstantOp::create(b, loc, b.getI1Type(), b.getBoolAttr(true));
+  llvm::SetVector<Operation *> slice;
+  if (failed(collectProgramSlice(access.col, slice)))
+    return Value();
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, i32, b.getIntegerAttr(i32, v));
+  };
+  Value id = ProgramIdOp::create(b, loc, i32, b.getI32IntegerAttr(0));
+  Value first = arith::AndIOp::create(b, loc, id, constant(~(ctas - 1)));
+  auto columnOf = [&](Value program) {
+    IRMapping mapping;
+    for (Operation *op : slice) {
+      auto pid = dyn_cast<ProgramIdOp>(op);
+      if (pid && pid.getAxis() == 0)
+        mapping.map(pid.getResult(), program);
+      else
+        b.clone(*op, mapping);
+    }
+    return mapping.lookupOrDefault(access.col);
+  };
+  Value col0 = columnOf(first);
+  Value shared;
+  for (int64_t q = 1; q < ctas; ++q) {
+    Value same = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        columnOf(arith::OrIOp::create(b, loc, first, constant(q))), col0);
+    shared = shared ? arith::AndIOp::create(b, loc, shared, same).getResult() : same;
+  }
+  return shared;
 }
 
 struct TesselSoftwarePipelinePass
@@ -428,6 +504,7 @@ struct TesselSoftwarePipelinePass
     Value barriers;
     SmallVector<Value> tensorMaps; // null for loads copied with cp.async
     SmallVector<Value> wholeBlocks; // i1: one box brings the tile (null: a box per block)
+    SmallVector<Value> multicasts;  // i1: the cluster shares the tile (null: no multicast)
 
     if (tmaCount) {
       barriers = LocalAllocOp::create(
@@ -437,7 +514,9 @@ struct TesselSoftwarePipelinePass
         MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers,
                                                         constant(rewriter, i32, s)),
                                tmaCount);
-      BarrierOp::create(rewriter, loc);
+      // A cluster barrier where copies are multicast: the other programs' copies signal
+      // this one's mbarriers.
+      auto initialised = BarrierOp::create(rewriter, loc);
       auto func = loop->getParentOfType<func::FuncOp>();
       ModuleOp module = func->getParentOfType<ModuleOp>();
       SmallVector<Attribute> recipes;
@@ -448,6 +527,7 @@ struct TesselSoftwarePipelinePass
         if (!tma) {
           tensorMaps.push_back(Value());
           wholeBlocks.push_back(Value());
+          multicasts.push_back(Value());
           continue;
         }
         unsigned index = func.getNumArguments();
@@ -464,9 +544,28 @@ struct TesselSoftwarePipelinePass
         tensorMaps.push_back(func.getArgument(index));
         BlockAccess access = *matchBlockAccess(load);
         int64_t colBlocks = wholeColumnBlocks(load, access, /*wgmma=*/!mmaPath, axisInfo);
-        recipes.push_back(tensorMapRecipe(rewriter, load, access, index, /*wgmma=*/!mmaPath,
-                                          /*interleaved=*/layout == kInterleavedOperand,
-                                          colBlocks));
+        // Multicast of a B tile of whole blocks: the programs of a cluster must run the
+        // same iterations over the same rows, and the kernel tests that they copy the
+        // same columns.
+        Value shared;
+        if (multicastB > 1 && colBlocks % int64_t(multicastB) == 0 && !isAOperand(load) &&
+            llvm::all_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                                    loop.getStep()},
+                         [&](Value v) { return isSameAlongProgramAxis0(v, loop); }) &&
+            (!access.row || isSameAlongProgramAxis0(access.row, loop)))
+          shared = buildClusterSharesTileTest(rewriter, loc, access, multicastB);
+        DictionaryAttr recipe = tensorMapRecipe(rewriter, load, access, index,
+                                                /*wgmma=*/!mmaPath,
+                                                /*interleaved=*/layout == kInterleavedOperand,
+                                                colBlocks);
+        if (shared) {
+          NamedAttrList fields(recipe);
+          fields.set("multicast", rewriter.getI64IntegerAttr(multicastB));
+          recipe = fields.getDictionary(ctx);
+          initialised.setCluster(true);
+        }
+        recipes.push_back(recipe);
+        multicasts.push_back(shared);
         wholeBlocks.push_back(colBlocks > 1 ? buildWholeBlocksTest(rewriter, loc, func, access,
                                                                    access.blockCols / colBlocks)
                                             : Value());
@@ -475,6 +574,7 @@ struct TesselSoftwarePipelinePass
     } else {
       tensorMaps.assign(loads.size(), Value());
       wholeBlocks.assign(loads.size(), Value());
+      multicasts.assign(loads.size(), Value());
     }
 
     // Copies of iteration `iv` into `slot` of every ring, as one commit group.
@@ -488,7 +588,8 @@ struct TesselSoftwarePipelinePass
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
       if (tmaCount) {
         Value barrier = slotOf(b, loc, barriers, slot);
-        for (auto [load, ring, map, whole] : llvm::zip(loads, rings, tensorMaps, wholeBlocks)) {
+        for (auto [load, ring, map, whole, shared] :
+             llvm::zip(loads, rings, tensorMaps, wholeBlocks, multicasts)) {
           if (!map)
             continue;
           // Matched again: the loop (and its induction variable) may have been replaced.
@@ -498,7 +599,8 @@ struct TesselSoftwarePipelinePass
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
           TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
-                            inRange, whole);
+                            inRange, whole, shared,
+                            shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());
         }
       }
       if (!anyCpAsync)

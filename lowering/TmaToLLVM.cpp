@@ -12,7 +12,9 @@
 // `cp.async.bulk.tensor.4d` per block). A tile several column blocks wide whose matrix
 // has whole blocks (the op's `whole_blocks`, the runtime's same test) takes one box
 // instead, through a map with the block as its outermost dimension (rank 3, or 5 when
-// interleaved): one issue instead of BLOCK_N/64 (tf32: /32). The tensor map's 128-byte
+// interleaved): one issue instead of BLOCK_N/64 (tf32: /32); with `multicast`, in a
+// cluster whose programs copy the same tile, one piece each for all of them
+// (`.multicast::cluster`, the fetch from L2 shared). The tensor map's 128-byte
 // swizzle writes exactly the layout wgmma reads. `tessel.mbarrier_wait` spins on
 // `mbarrier.try_wait.parity`.
 //
@@ -140,6 +142,8 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       int64_t perBlock = getSwizzleBlockColumns(dst.getElementType());
       if (operand == "a" || cols % perBlock != 0 || cols == perBlock)
         return rewriter.notifyMatchFailure(op, "whole_blocks needs a tile of column blocks");
+      if (auto ctas = op.getCtas(); ctas && (cols / perBlock) % *ctas != 0)
+        return rewriter.notifyMatchFailure(op, "multicast pieces must be whole column blocks");
       text += llvm::formatv("@!$6 bra.uni TESSEL_TMA_${{:uid}_BLOCKS;\n"
                             "setp.ne.u32 q, w, {0};\n@q bra.uni TESSEL_TMA_${{:uid}_END;\n"
                             "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {1};\n"
@@ -147,12 +151,47 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                             firstBox % numWarps, rows * cols * elementBytes,
                             llvm::Log2_64(perBlock))
                   .str();
+      // One box of `pieces` column blocks from block `bb` into `dst` (+ `multicast`).
+      auto wholeBox = [&](StringRef dst, StringRef multicast) {
+        std::string suffix = multicast.empty() ? "" : ".multicast::cluster";
+        std::string mask = multicast.empty() ? "" : (", " + multicast).str();
+        if (interleaved)
+          return llvm::formatv("@p cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::"
+                               "complete_tx::bytes{0} [{1}], [$0, {{zz, zz, zz, rr, bb}], "
+                               "[$4]{2};\n",
+                               suffix, dst, mask)
+              .str();
+        return llvm::formatv("@p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
+                             "complete_tx::bytes{0} [{1}], [$0, {{zz, $1, bb}], [$4]{2};\n",
+                             suffix, dst, mask)
+            .str();
+      };
       if (interleaved)
-        text += "shr.s32 rr, $1, 3;\n@p cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::"
-                "complete_tx::bytes [$3], [$0, {zz, zz, zz, rr, bb}], [$4];\n";
-      else
-        text += "@p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                "[$3], [$0, {zz, $1, bb}], [$4];\n";
+        text += "shr.s32 rr, $1, 3;\n";
+      if (auto ctas = op.getCtas()) {
+        // The map's box is 1/ctas of the tile. In a cluster of ctas programs that all
+        // copy this tile ($7), program r fetches piece r for all of them (it lands at the
+        // same offset in each one's dst and signals each one's barrier); otherwise this
+        // program fetches every piece itself.
+        int64_t pieceBlocks = cols / perBlock / *ctas;
+        int64_t pieceBytes = rows * cols * elementBytes / *ctas;
+        text += llvm::formatv(".reg .pred m;\n.reg .b32 n, r, d;\n.reg .b16 k;\n"
+                              "mov.u32 n, %cluster_nctarank;\nsetp.eq.u32 m, n, {0};\n"
+                              "and.pred m, m, $7;\n@!m bra.uni TESSEL_TMA_${{:uid}_OWN;\n"
+                              "mov.u32 r, %cluster_ctarank;\nmad.lo.s32 bb, r, {1}, bb;\n"
+                              "mad.lo.s32 d, r, {2}, $3;\nmov.b16 k, {3};\n",
+                              *ctas, pieceBlocks, pieceBytes, (1 << *ctas) - 1)
+                    .str();
+        text += wholeBox("d", "k");
+        text += "bra.uni TESSEL_TMA_${:uid}_END;\nTESSEL_TMA_${:uid}_OWN:\n";
+        for (int64_t piece = 0; piece < *ctas; ++piece) {
+          if (piece)
+            text += llvm::formatv("add.s32 bb, bb, {0};\n", pieceBlocks).str();
+          text += wholeBox(llvm::formatv("$3+{0}", piece * pieceBytes).str(), "");
+        }
+      } else {
+        text += wholeBox("$3", "");
+      }
       text += "bra.uni TESSEL_TMA_${:uid}_END;\nTESSEL_TMA_${:uid}_BLOCKS:\n";
     }
     // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
@@ -166,9 +205,16 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                                 sharedAddress(rewriter, loc, adaptor.getDst().front()),
                                 sharedAddress(rewriter, loc, adaptor.getBarrier().front()),
                                 adaptor.getPred().front()};
-    if (wholeBlocks)
+    std::string constraints = "l,r,r,r,r,b";
+    if (wholeBlocks) {
       operands.push_back(adaptor.getWholeBlocks().front());
-    return replaceWithPtx(rewriter, op, operands, text, wholeBlocks ? "l,r,r,r,r,b,b" : "l,r,r,r,r,b");
+      constraints += ",b";
+    }
+    if (op.getMulticast()) {
+      operands.push_back(adaptor.getMulticast().front());
+      constraints += ",b";
+    }
+    return replaceWithPtx(rewriter, op, operands, text, constraints);
   }
 };
 

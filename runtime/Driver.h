@@ -46,6 +46,7 @@ namespace tessel {
   X(funcGetAttribute, cuFuncGetAttribute)                                      \
   X(funcSetAttribute, cuFuncSetAttribute)                                      \
   X(launchKernel, cuLaunchKernel)                                              \
+  X(launchKernelEx, cuLaunchKernelEx)                                          \
   X(memAlloc, cuMemAlloc_v2)                                                   \
   X(memFree, cuMemFree_v2)                                                     \
   X(memGetInfo, cuMemGetInfo_v2)                                               \

@@ -395,7 +395,8 @@ public:
         globalDims[0] = cuuint64_t(spec.boxCols);
         globalDims.push_back(dims[0] / cuuint64_t(spec.boxCols));
         globalStrides.push_back(cuuint64_t(spec.boxCols) * dtypeSize(spec.dtype));
-        boxDims.push_back(cuuint32_t(spec.colBlocks));
+        // Multicast: each program of the cluster fetches 1/multicast of the tile's blocks.
+        boxDims.push_back(cuuint32_t(spec.colBlocks / spec.multicast));
       }
       cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
       CUresult result = driver->tensorMapEncodeTiled(
@@ -444,17 +445,48 @@ public:
         withMaps[packed.size() + m] = &maps[m];
       params = withMaps;
     }
+    // A variant whose copies are shared by a cluster (multicast) runs in clusters along
+    // x where the grid is whole clusters, on Hopper (where multicast is fast: PTX for
+    // sm_90 would run it on later GPUs too, much slower). Elsewhere it runs without a
+    // cluster and each program fetches its whole tiles itself (the kernel tests its
+    // cluster size).
+    unsigned cluster = unsigned(variant.clusterSize());
+    if (cluster > 1 && (grid.x % cluster != 0 || deviceInfo.major != 9))
+      cluster = 1;
+    auto what = [&] {
+      return "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+             std::to_string(grid.z) + "), " + std::to_string(variant.threadsPerBlock()) +
+             " threads, " + std::to_string(variant.sharedBytes) + " bytes of shared memory";
+    };
+    if (cluster > 1) {
+      CUlaunchAttribute attribute = {};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attribute.value.clusterDim.x = cluster;
+      attribute.value.clusterDim.y = 1;
+      attribute.value.clusterDim.z = 1;
+      CUlaunchConfig config = {};
+      config.gridDimX = unsigned(grid.x);
+      config.gridDimY = unsigned(grid.y);
+      config.gridDimZ = unsigned(grid.z);
+      config.blockDimX = unsigned(variant.threadsPerBlock());
+      config.blockDimY = 1;
+      config.blockDimZ = 1;
+      config.sharedMemBytes = unsigned(variant.sharedBytes);
+      config.hStream = stream;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      CUresult result = driver->launchKernelEx(&config, loaded.function, params, nullptr);
+      if (result != CUDA_SUCCESS)
+        driver->fail(result, "cuLaunchKernelEx(" + where(variantIndex) + ")",
+                     what() + ", clusters of " + std::to_string(cluster) + " programs");
+      return;
+    }
     CUresult result = driver->launchKernel(
         loaded.function, unsigned(grid.x), unsigned(grid.y), unsigned(grid.z),
         unsigned(variant.threadsPerBlock()), 1, 1,
         unsigned(variant.sharedBytes), stream, params, nullptr);
     if (result != CUDA_SUCCESS)
-      driver->fail(result, "cuLaunchKernel(" + where(variantIndex) + ")",
-                   "grid (" + std::to_string(grid.x) + ", " +
-                       std::to_string(grid.y) + ", " + std::to_string(grid.z) +
-                       "), " + std::to_string(variant.threadsPerBlock()) +
-                       " threads, " + std::to_string(variant.sharedBytes) +
-                       " bytes of shared memory");
+      driver->fail(result, "cuLaunchKernel(" + where(variantIndex) + ")", what());
   }
 };
 

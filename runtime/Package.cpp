@@ -277,6 +277,13 @@ static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
   }
   if (json.find("col_blocks"))
     map.colBlocks = fields.integer("col_blocks", 1, 256);
+  if (json.find("multicast")) {
+    map.multicast = fields.integer("multicast", 1, 8);
+    if ((map.multicast & (map.multicast - 1)) != 0 || map.colBlocks % map.multicast != 0)
+      fields.fail("tensor map multicast " + std::to_string(map.multicast) +
+                  " must be 1, 2, 4 or 8 and divide col_blocks (" +
+                  std::to_string(map.colBlocks) + ")");
+  }
   return map;
 }
 
@@ -626,6 +633,8 @@ Json Package::toJson() const {
             m.set("row_order", "interleave8");
           if (map.colBlocks > 1)
             m.set("col_blocks", map.colBlocks);
+          if (map.multicast > 1)
+            m.set("multicast", map.multicast);
           maps.push(std::move(m));
         }
         v.set("tensor_maps", std::move(maps));

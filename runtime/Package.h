@@ -13,6 +13,7 @@
 #include "runtime/DType.h"
 #include "runtime/Json.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,6 +66,11 @@ struct TensorMapSpec {
   /// (as the per-block boxes would land). The kernel makes the same test on the same
   /// column count to pick its copy; otherwise it copies block by block.
   int64_t colBlocks = 1;
+  /// Programs of a cluster (2, 4 or 8) that share each whole-blocks copy (TMA multicast):
+  /// the map's box is colBlocks / multicast blocks, one piece per program of the
+  /// cluster. The runtime launches the variant in clusters of this many programs where
+  /// the grid's x extent is a multiple of it; 1: no multicast.
+  int64_t multicast = 1;
 };
 
 struct Variant {
@@ -92,6 +98,13 @@ struct Variant {
   std::vector<TensorMapSpec> tensorMaps;
 
   int threadsPerBlock() const { return numWarps * 32; }
+  /// Programs per cluster the variant asks for (its tensor maps' multicast; 1: none).
+  int clusterSize() const {
+    int64_t size = 1;
+    for (const TensorMapSpec &map : tensorMaps)
+      size = std::max(size, map.multicast);
+    return int(size);
+  }
   bool isGeneric() const { return divisibleBy16.empty(); }
 };
 

@@ -12,6 +12,8 @@
 # Stages of `run`: build tests softmax (the default), launch (launch overhead, tuning),
 # matmul (matmul GPU tests, tessel-bench matmul vs cuBLAS, ptxas resources per config),
 # wgmma (the same for the sm_90a packages only, bf16, f16 and tf32: a shorter call),
+# multicast (the packages whose programs share B tiles in clusters of two, _mc2: GPU tests,
+# and the benchmark alternating with the packages without),
 # ceilings (hardware ceilings the targets are judged against: mma.sync's bf16 and tf32 peaks,
 # and its matmul inner loop fed from shared memory alone),
 # triton (Triton's matmul next to cuBLAS, on wgmma and with DISABLE_MMA_V3=1 on mma.sync).
@@ -138,6 +140,24 @@ run)
         --json "$out/matmul-sm90a.json" --markdown "$out/matmul-sm90a.md" 2>&1 |
         tee "$out/matmul-sm90a.txt" || true
       matmul_resources bf16_sm90a f32_sm90a
+      ;;
+    multicast)
+      # Programs sharing B tiles in clusters of two (TMA multicast, the _mc2 packages):
+      # their GPU tests, then the benchmark of each package beside the one without,
+      # alternating (plain, _mc2, plain, _mc2) so that both meet the same board.
+      "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*mc2*' > "$out/multicast-tests.log" 2>&1 || true
+      tail -n 12 "$out/multicast-tests.log"
+      start_clocks multicast
+      for round in 1 2; do
+        for suffix in "" _mc2 _sm90a _sm90a_mc2; do
+          dtypes=$([ "${suffix#_sm90a}" = "$suffix" ] && echo f32,bf16 || echo bf16)
+          "$build"/bin/tessel-bench matmul --suffix "$suffix" --dtype "$dtypes" --sizes 4096,8192 \
+            --json "$out/multicast${suffix:-_plain}-$round.json" 2>&1 |
+            tee -a "$out/multicast-bench.txt" || true
+        done
+      done
+      stop_clocks
+      matmul_resources f32_mc2 bf16_mc2 bf16_sm90a_mc2
       ;;
     ceilings)
       nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

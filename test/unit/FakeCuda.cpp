@@ -231,6 +231,27 @@ EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
   }
   return CUDA_SUCCESS;
 }
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
+                                 void **params, void **extra) {
+  std::lock_guard<std::recursive_mutex> lock(fakeMutex);
+  unsigned cluster = 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute &attr = config->attrs[i];
+    if (attr.id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+      continue;
+    // As the real driver: the grid must be whole clusters.
+    if (config->gridDimX % attr.value.clusterDim.x != 0 || attr.value.clusterDim.y != 1 ||
+        attr.value.clusterDim.z != 1)
+      return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    cluster = attr.value.clusterDim.x;
+  }
+  CUresult result = cuLaunchKernel(function, config->gridDimX, config->gridDimY,
+                                   config->gridDimZ, config->blockDimX, config->blockDimY,
+                                   config->blockDimZ, config->sharedMemBytes, config->hStream,
+                                   params, extra);
+  state.launches.back().cluster = cluster;
+  return result;
+}
 
 // Memory: host-backed; copies are real. Streams: no-ops. Events: the clock.
 static std::map<uintptr_t, size_t> allocations;

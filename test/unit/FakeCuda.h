@@ -25,6 +25,8 @@ struct LaunchRecord {
   /// The first 8 bytes behind each kernel parameter (count = the entry's
   /// parameter count as declared by "// params N" in the PTX).
   std::vector<uint64_t> params;
+  /// Programs per cluster along x (cuLaunchKernelEx's cluster dimension; 1: none).
+  unsigned cluster = 1;
 };
 
 struct State {

@@ -358,3 +358,32 @@ TEST_F(FakeDriver, ColumnBlocksBecomeAnOutermostDimensionWhereTheColumnsAreWhole
   EXPECT_EQ(fake().tensorMaps[2], (std::vector<uint64_t>{64, 2, 4, 16, 2, 1024, 256, 2048, 128,
                                                          64, 2, 4, 4, 2}));
 }
+
+TEST_F(FakeDriver, MulticastMapsHaveAPieceBoxAndLaunchInClusters) {
+  // Two programs of a cluster share each whole-blocks copy: the box is one of the tile's
+  // two blocks ({64, 64, 1}), and the launch makes clusters of 2 along x where the grid's
+  // x extent is even (cuLaunchKernelEx); an odd grid runs without clusters (each program
+  // then fetches both pieces itself).
+  TensorMapSpec map = outMap();
+  map.colBlocks = 2;
+  map.multicast = 2;
+  Package package = withSpecMap(map);
+  EXPECT_EQ(package.kernels[0].variants[1].clusterSize(), 2);
+  EXPECT_EQ(package.kernels[0].variants[0].clusterSize(), 1);
+  Kernel k = Kernel::load(package, "k");
+  k.launch({4, 3}, {aligned(), 128, 0.5f, 0});
+  ASSERT_EQ(fake().tensorMaps.size(), 1u);
+  EXPECT_EQ(fake().tensorMaps[0], (std::vector<uint64_t>{64, 128, 2, 256, 128, 64, 64, 1}));
+  EXPECT_EQ(fake().launches.back().entry, "k_spec");
+  EXPECT_EQ(fake().launches.back().cluster, 2u);
+  EXPECT_EQ(fake().launches.back().grid[0], 4u);
+  EXPECT_EQ(fake().launches.back().grid[1], 3u);
+  EXPECT_EQ(fake().launches.back().params.size(), 5u);
+  k.launch(3, {aligned(), 128, 0.5f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_spec");
+  EXPECT_EQ(fake().launches.back().cluster, 1u);
+  // The generic variant has no multicast: no clusters.
+  k.launch(4, {aligned(), 33, 0.5f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_generic");
+  EXPECT_EQ(fake().launches.back().cluster, 1u);
+}

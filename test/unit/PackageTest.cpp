@@ -385,6 +385,19 @@ TEST(Package, TensorMapsAreChecked) {
   Json tooMany = withMapField("col_blocks", Json(int64_t(0)));
   EXPECT_NE(errorOf(tooMany.pretty()).find("col_blocks"), std::string::npos)
       << errorOf(tooMany.pretty());
+  // Multicast: 1 unless said, kept through a round trip; it must divide col_blocks.
+  EXPECT_EQ(firstMap(withTensorMap(5, 0)).multicast, 1);
+  Json shared = withMapField("col_blocks", Json(int64_t(4)));
+  variantJson(shared, 0, 0)["tensor_maps"].asArray()[0].set("multicast", Json(int64_t(2)));
+  Package withShared = Package::parse(shared.pretty(), "t.tslpkg");
+  EXPECT_EQ(withShared.kernel("softmax").variants[0].tensorMaps[0].multicast, 2);
+  EXPECT_EQ(withShared.kernel("softmax").variants[0].clusterSize(), 2);
+  EXPECT_EQ(Package::parse(withShared.serialize(), "t.tslpkg")
+                .kernel("softmax").variants[0].tensorMaps[0].multicast, 2);
+  Json uneven = withMapField("multicast", Json(int64_t(2)));
+  EXPECT_NE(errorOf(uneven.pretty()).find("multicast 2 must be 1, 2, 4 or 8 and divide col_blocks (1)"),
+            std::string::npos)
+      << errorOf(uneven.pretty());
   Json badOrder = withMapField("row_order", Json("reversed"));
   EXPECT_NE(errorOf(badOrder.pretty()).find("tensor map row_order 'reversed' is not interleave8"),
             std::string::npos)

@@ -144,6 +144,8 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
       map.interleave8 = order.getValue() == "interleave8";
     if (auto blocks = dict.getAs<mlir::IntegerAttr>("col_blocks"))
       map.colBlocks = blocks.getInt();
+    if (auto ctas = dict.getAs<mlir::IntegerAttr>("multicast"))
+      map.multicast = ctas.getInt();
     maps.push_back(map);
   }
   return maps;
@@ -224,7 +226,8 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
   (*module)->setAttr("tessel.arch", mlir::StringAttr::get(&context_, opts_.arch));
   mlir::PassManager pm(&context_);
   mlir::tessel::buildTesselToLLVMPipeline(
-      pm, mlir::tessel::LoweringOptions{spec.numWarps, opts_.tmaOperands, opts_.mmaTmaOperands});
+      pm, mlir::tessel::LoweringOptions{spec.numWarps, opts_.tmaOperands, opts_.mmaTmaOperands,
+                                        opts_.multicastB});
   if (mlir::failed(pm.run(*module))) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");

@@ -38,6 +38,10 @@ OPTIONS:
   --mma-tma OPERANDS   sm_90, sm_90a: mma.sync operands (f16, bf16, tf32) loaded by the
                        bulk tensor engine: a, b, ab or none (default ab; the rest use
                        cp.async)
+  --multicast-b N      sm_90, sm_90a: launch programs in clusters of N (2, 4 or 8) that
+                       fetch a bulk-copied B tile of whole 128-byte column blocks once
+                       for all N (TMA multicast) where consecutive program ids copy the
+                       same tile (tested in the kernel; default 1: no clusters)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -161,6 +165,15 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       (flag == "--tma" ? opts.tmaOperands : opts.mmaTmaOperands) = v == "none" ? "" : v;
+    } else if (is("--multicast-b")) {
+      unsigned n = 0;
+      if (!value("--multicast-b", v) || !parseUnsigned("--multicast-b", v, n))
+        return std::nullopt;
+      if (n != 1 && n != 2 && n != 4 && n != 8) {
+        fail("--multicast-b must be 1, 2, 4 or 8");
+        return std::nullopt;
+      }
+      opts.multicastB = n;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;

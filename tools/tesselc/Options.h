@@ -28,6 +28,8 @@ struct Options {
   /// sm_90a: the wgmma operands loaded by bulk tensor copies (TMA): "a", "b", "ab", "".
   std::string tmaOperands = "b";
   std::string mmaTmaOperands = "ab";
+  /// Programs per cluster sharing bulk-copied B tiles (1: no clusters).
+  unsigned multicastB = 1;
   bool json = false;
   /// Print nothing on success (the in-process JIT compiles through the same driver).
   bool quiet = false;

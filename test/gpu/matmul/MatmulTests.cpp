@@ -196,6 +196,20 @@ TEST_P(MatmulTest, AlignedVariantOnEveryConfig) {
   expectAccurate(1024, 1024, 1024, firstFitting(), /*aligned=*/true);
 }
 
+// Packages compiled with --multicast-b 2: programs 2j and 2j+1 run as a cluster (where
+// the grid is even) and fetch each B tile once for both where they copy the same one.
+// 1152 rows of 128-row tiles leave a last group of one row block (GROUP_M = 8), whose
+// consecutive programs read different B tiles: those fetch their own. An odd grid (384 x
+// 128) runs without clusters, 144 columns block by block; K = 112 ends in a partial tile.
+TEST_P(MatmulTest, ClustersThatShareAndClustersThatDoNot) {
+  for (int config = 0; config < kernel.info().configCount(); ++config) {
+    expectAccurate(1152, 256, 96, config, /*aligned=*/true);
+    expectAccurate(640, 512, 112, config, /*aligned=*/true);
+  }
+  expectAccurate(384, 128, 96, firstFitting(), /*aligned=*/true);
+  expectAccurate(1152, 144, 64, firstFitting(), /*aligned=*/true);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Packages, MatmulTest,
     ::testing::Values(Mode{"matmul_f32_ieee", Storage::F32, 1e-5},
@@ -206,7 +220,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Mode{"matmul_bf16_tt", Storage::BF16, 1e-2, false, /*transposed=*/true},
                       Mode{"matmul_bf16_sm90a", Storage::BF16, 1e-2},
                       Mode{"matmul_f16_sm90a", Storage::F16, 3e-3},
-                      Mode{"matmul_f32_sm90a", Storage::F32, 1e-3}),
+                      Mode{"matmul_f32_sm90a", Storage::F32, 1e-3},
+                      Mode{"matmul_f32_mc2", Storage::F32, 1e-3},
+                      Mode{"matmul_bf16_mc2", Storage::BF16, 1e-2},
+                      Mode{"matmul_bf16_sm90a_mc2", Storage::BF16, 1e-2}),
     [](const ::testing::TestParamInfo<Mode> &info) { return std::string(info.param.package); });
 
 } // namespace

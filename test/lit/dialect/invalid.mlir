@@ -78,3 +78,31 @@ func.func @bad_blocked(%t: tensor<4xf32, #tessel.blocked<{sizePerThread = [1], t
 func.func @bad_slice(%t: tensor<f32, #tessel.slice<{dim = 1, parent = #tessel.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>}>>) {
   return
 }
+
+// -----
+
+// A multicast copy is split into pieces of whole column blocks: it needs whole_blocks.
+func.func @multicast_without_whole_blocks(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
+                                          %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
+  // expected-error @+1 {{'multicast' needs 'whole_blocks' (the pieces are column blocks)}}
+  tessel.tma_copy %map[%i, %i] into %b, %bar, %p multicast %p {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
+  return
+}
+
+// -----
+
+func.func @multicast_cluster_of_three(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
+                                      %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
+  // expected-error @+1 {{'ctas' must be 2, 4 or 8, got 3}}
+  tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %p multicast %p {ctas = 3 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
+  return
+}
+
+// -----
+
+func.func @multicast_without_ctas(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
+                                  %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
+  // expected-error @+1 {{'multicast' and 'ctas' go together}}
+  tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %p multicast %p : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
+  return
+}

@@ -41,3 +41,16 @@ func.func @ops(%p: !tessel.ptr<f32>, %n: i32) {
   tessel.store %q, %zero : !tessel.ptr<f32>
   return
 }
+
+// Bulk copies shared by a cluster, and the cluster barrier.
+// CHECK-LABEL: func.func @multicast_copy
+func.func @multicast_copy(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
+                          %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1, %w: i1, %s: i1) {
+  // CHECK: tessel.barrier {cluster}
+  tessel.barrier {cluster}
+  // CHECK: tessel.tma_copy %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}}, %{{.*}}, %{{.*}} whole_blocks %{{.*}} multicast %{{.*}} {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
+  tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %w multicast %s {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
+  // CHECK: tessel.barrier{{$}}
+  tessel.barrier
+  return
+}
