@@ -24,6 +24,17 @@ def Tessel_ProgramIdOp : Tessel_Op<"program_id", [Pure]> {
   let assemblyFormat = "$axis attr-dict `:` type($result)";
 }
 
+def Tessel_ClusterSizeOp : Tessel_Op<"cluster_size", [Pure]> {
+  let summary = "Programs in this program's cluster (1 without a cluster launch)";
+  let description = [{
+    ```mlir
+    %n = tessel.cluster_size : i32
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Tessel_NumProgramsOp : Tessel_Op<"num_programs", [Pure]> {
   let summary = "Number of program instances along a grid axis";
   let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
@@ -385,13 +396,14 @@ def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>
     the map with the block as one more dimension (the recipe's `col_blocks`), and one box
     brings the tile (`col` must then start a block).
 
-    With `multicast %shared` (and `whole_blocks`), the map's box is 1/`ctas` of the
-    tile's blocks (the recipe's `multicast`). Where the program runs in a cluster of
-    `ctas` programs and `shared` holds (all of them copy this very tile), program r of the
-    cluster fetches piece r once for all of them (`.multicast::cluster`: it lands at the
-    same place in each program's `dst` and signals each one's `barrier`); otherwise the
-    program fetches all `ctas` pieces itself. Overwriting a slot others may still read
-    then needs a cluster barrier (`-tessel-insert-barriers`).
+    With `multicast %active` (and `whole_blocks`), the map's box is 1/`ctas` of the
+    tile's blocks (the recipe's `multicast`). Where `active` holds (the program runs in a
+    cluster of `ctas` programs that all copy this very tile), program r of the cluster
+    fetches piece r once for all of them (`.multicast::cluster`: it lands at the same
+    place in each program's `dst` and signals each one's `barrier`); otherwise the
+    program fetches all `ctas` pieces itself. Overwriting a slot the others may still
+    read needs their release of it first (`tessel.cluster_release`, or a cluster barrier
+    that `-tessel-insert-barriers` places).
 
     ```mlir
     tessel.tma_copy %map[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
@@ -415,13 +427,35 @@ def Tessel_MBarrierWaitOp : Tessel_Op<"mbarrier_wait"> {
   let description = [{
     Every thread spins on `mbarrier.try_wait.parity`: after it, the bulk copies that
     arrived on the barrier in that phase are visible to this thread (and to wgmma).
+    With `cluster`, the wait acquires at cluster scope: what other programs of the
+    cluster did before arriving (`tessel.cluster_release`) happened before it.
 
     ```mlir
     tessel.mbarrier_wait %bar, %phase : !tessel.shared<1x1xi64>
+    tessel.mbarrier_wait %empty, %phase {cluster} : !tessel.shared<1x1xi64>
     ```
   }];
-  let arguments = (ins Tessel_SharedType:$barrier, I32:$phase);
+  let arguments = (ins Tessel_SharedType:$barrier, I32:$phase, UnitAttr:$cluster);
   let assemblyFormat = "$barrier `,` $phase attr-dict `:` qualified(type($barrier))";
+}
+
+def Tessel_ClusterReleaseOp : Tessel_Op<"cluster_release"> {
+  let summary = "A block barrier, then tell the cluster's other programs on an mbarrier";
+  let description = [{
+    All threads of the program wait here (`bar.sync 0`: its reads so far are done); then,
+    where `pred` holds, thread 0 arrives (release, cluster scope) on the mbarrier at
+    `barrier`'s place in each of the other `ctas - 1` programs of its cluster. The
+    software pipeliner releases each slot of a ring whose bulk copies the cluster shares
+    (multicast) this way: a program overwrites a slot in the others only after waiting
+    (`tessel.mbarrier_wait {cluster}`) for their release of it.
+
+    ```mlir
+    tessel.cluster_release %empty, %pred {ctas = 2 : i64} : !tessel.shared<1x1xi64>
+    ```
+  }];
+  let arguments = (ins Tessel_SharedType:$barrier, I1:$pred,
+                       ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<8>]>:$ctas);
+  let assemblyFormat = "$barrier `,` $pred attr-dict `:` qualified(type($barrier))";
 }
 
 #endif // TESSEL_OPS_TD

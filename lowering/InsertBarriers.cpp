@@ -15,7 +15,8 @@
 // a buffer still being read needs one, as for cp.async. Multicast copies overwrite the
 // buffer in every program of the cluster: reads since the last cluster barrier count for
 // them, and a barrier placed before such a copy (in the same block, no barrier between) is
-// a cluster barrier.
+// a cluster barrier. A tessel.cluster_release is a block barrier after which the other
+// programs wait for this one's release before overwriting: it clears both.
 // Reads are remembered per slot of a ring (tessel.local_index) where the slot is known:
 // a copy into another slot of the same ring needs no barrier. Two slots are known
 // distinct when they are constants that differ, or rotating slots of one loop (iter_args
@@ -168,7 +169,7 @@ std::optional<std::pair<SharedRead, bool>> getCopyTarget(Operation *op) {
 /// slot may still be read by another program of the cluster).
 bool multicastCopyFollows(Operation *op) {
   for (Operation *next = op; next; next = next->getNextNode()) {
-    if (isa<BarrierOp>(next) || next->getNumRegions() != 0)
+    if (isa<BarrierOp, ClusterReleaseOp>(next) || next->getNumRegions() != 0)
       return false;
     auto target = getCopyTarget(next);
     if (target && target->second)
@@ -183,6 +184,12 @@ void walkOp(Operation *op, HazardState &state) {
   OpBuilder b(op);
   if (auto barrier = dyn_cast<BarrierOp>(op)) {
     state.clear(barrier.getCluster());
+    return;
+  }
+  // A block barrier whose program then releases what it read to the cluster: the others
+  // wait for that release before they overwrite it (the software pipeliner's protocol).
+  if (isa<ClusterReleaseOp>(op)) {
+    state.clear(/*cluster=*/true);
     return;
   }
   if (isa<AsyncWaitOp>(op)) {

@@ -504,7 +504,9 @@ struct TesselSoftwarePipelinePass
     Value barriers;
     SmallVector<Value> tensorMaps; // null for loads copied with cp.async
     SmallVector<Value> wholeBlocks; // i1: one box brings the tile (null: a box per block)
-    SmallVector<Value> multicasts;  // i1: the cluster shares the tile (null: no multicast)
+    SmallVector<Value> multicasts;  // i1: the cluster copies the same tile (null: no multicast)
+    Value active;  // i1: the copies are shared now (a cluster of multicastB, same tiles)
+    Value empties; // the slots' "empty" mbarriers (multicast)
 
     if (tmaCount) {
       barriers = LocalAllocOp::create(
@@ -548,7 +550,8 @@ struct TesselSoftwarePipelinePass
         // same iterations over the same rows, and the kernel tests that they copy the
         // same columns.
         Value shared;
-        if (multicastB > 1 && colBlocks % int64_t(multicastB) == 0 && !isAOperand(load) &&
+        if (multicastB > 1 && copiesLast && colBlocks % int64_t(multicastB) == 0 &&
+            !isAOperand(load) &&
             llvm::all_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
                                     loop.getStep()},
                          [&](Value v) { return isSameAlongProgramAxis0(v, loop); }) &&
@@ -562,7 +565,6 @@ struct TesselSoftwarePipelinePass
           NamedAttrList fields(recipe);
           fields.set("multicast", rewriter.getI64IntegerAttr(multicastB));
           recipe = fields.getDictionary(ctx);
-          initialised.setCluster(true);
         }
         recipes.push_back(recipe);
         multicasts.push_back(shared);
@@ -571,6 +573,29 @@ struct TesselSoftwarePipelinePass
                                             : Value());
       }
       module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
+      // Multicast: the copies are shared where the launch made clusters of multicastB
+      // programs and they all copy the same tiles. Each slot also gets an "empty"
+      // mbarrier on which the other programs release it (multicastB - 1 arrivals a
+      // phase), initialised with the others; the barrier after the init is a cluster
+      // barrier, as the other programs' copies and releases reach this one's mbarriers.
+      if (llvm::any_of(multicasts, [](Value v) { return bool(v); })) {
+        Value clusterSize = ClusterSizeOp::create(rewriter, loc, i32);
+        active = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, clusterSize,
+                                       constant(rewriter, i32, multicastB));
+        for (Value shared : multicasts)
+          if (shared)
+            active = arith::AndIOp::create(rewriter, loc, active, shared);
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(initialised);
+        empties = LocalAllocOp::create(
+            rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
+            IntegerAttr());
+        for (unsigned s = 0; s < stages; ++s)
+          MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, empties,
+                                                          constant(rewriter, i32, s)),
+                                 multicastB - 1);
+        initialised.setCluster(true);
+      }
     } else {
       tensorMaps.assign(loads.size(), Value());
       wholeBlocks.assign(loads.size(), Value());
@@ -599,7 +624,7 @@ struct TesselSoftwarePipelinePass
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
           TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
-                            inRange, whole, shared,
+                            inRange, whole, shared ? active : Value(),
                             shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());
         }
       }
@@ -671,6 +696,40 @@ struct TesselSoftwarePipelinePass
       rewriter.setInsertionPoint(newLoop.getBody()->getTerminator());
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
                                         constant(rewriter, ivType, int64_t(distance) * *step));
+    if (empties) {
+      // Multicast copies go last: after this iteration's dots the program is done with
+      // slot j % S, and releases it to the others (a block barrier, then one arrival on
+      // each other program's empty mbarrier of the slot), where one of them will copy into
+      // it (iteration j + 1 copies, j + 1 + D < the trip count). Before copying into slot
+      // (j - 1) % S it waits for the others' release of it from their iteration j - 1:
+      // one iteration of slack, and phase (j - 1) / S of that slot's empty mbarrier.
+      Value iv = newLoop.getInductionVar();
+      Value releaseAhead = arith::AddIOp::create(
+          rewriter, loc, iv, constant(rewriter, ivType, int64_t(distance + 1) * *step));
+      Value released = arith::AndIOp::create(
+          rewriter, loc, active,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, releaseAhead, ub));
+      ClusterReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot), released,
+                               rewriter.getI64IntegerAttr(multicastB));
+      Value copying = arith::AndIOp::create(
+          rewriter, loc, active,
+          arith::AndIOp::create(
+              rewriter, loc,
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb),
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub)));
+      auto ifCopying = scf::IfOp::create(rewriter, loc, copying, /*withElseRegion=*/false);
+      OpBuilder thenBuilder = ifCopying.getThenBodyBuilder();
+      Value j = arith::SubIOp::create(thenBuilder, loc, iv, lb);
+      j = arith::DivUIOp::create(thenBuilder, loc, j, constant(thenBuilder, ivType, *step));
+      j = arith::SubIOp::create(thenBuilder, loc, j, constant(thenBuilder, ivType, 1));
+      Value phase = arith::DivUIOp::create(thenBuilder, loc, j,
+                                           constant(thenBuilder, ivType, stages));
+      phase = arith::AndIOp::create(thenBuilder, loc, phase, constant(thenBuilder, ivType, 1));
+      if (ivType != i32)
+        phase = arith::TruncIOp::create(thenBuilder, loc, i32, phase);
+      MBarrierWaitOp::create(thenBuilder, loc, slotOf(thenBuilder, loc, empties, writeSlot),
+                             phase, /*cluster=*/true);
+    }
     emitCopies(rewriter, ahead, writeSlot);
 
     for (auto [load, ring] : llvm::zip(loads, rings)) {

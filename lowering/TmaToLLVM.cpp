@@ -169,18 +169,17 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       if (interleaved)
         text += "shr.s32 rr, $1, 3;\n";
       if (auto ctas = op.getCtas()) {
-        // The map's box is 1/ctas of the tile. In a cluster of ctas programs that all
+        // The map's box is 1/ctas of the tile. Where the cluster of ctas programs all
         // copy this tile ($7), program r fetches piece r for all of them (it lands at the
         // same offset in each one's dst and signals each one's barrier); otherwise this
         // program fetches every piece itself.
         int64_t pieceBlocks = cols / perBlock / *ctas;
         int64_t pieceBytes = rows * cols * elementBytes / *ctas;
-        text += llvm::formatv(".reg .pred m;\n.reg .b32 n, r, d;\n.reg .b16 k;\n"
-                              "mov.u32 n, %cluster_nctarank;\nsetp.eq.u32 m, n, {0};\n"
-                              "and.pred m, m, $7;\n@!m bra.uni TESSEL_TMA_${{:uid}_OWN;\n"
-                              "mov.u32 r, %cluster_ctarank;\nmad.lo.s32 bb, r, {1}, bb;\n"
-                              "mad.lo.s32 d, r, {2}, $3;\nmov.b16 k, {3};\n",
-                              *ctas, pieceBlocks, pieceBytes, (1 << *ctas) - 1)
+        text += llvm::formatv(".reg .b32 r, d;\n.reg .b16 k;\n"
+                              "@!$7 bra.uni TESSEL_TMA_${{:uid}_OWN;\n"
+                              "mov.u32 r, %cluster_ctarank;\nmad.lo.s32 bb, r, {0}, bb;\n"
+                              "mad.lo.s32 d, r, {1}, $3;\nmov.b16 k, {2};\n",
+                              pieceBlocks, pieceBytes, (1 << *ctas) - 1)
                     .str();
         text += wholeBox("d", "k");
         text += "bra.uni TESSEL_TMA_${:uid}_END;\nTESSEL_TMA_${:uid}_OWN:\n";
@@ -223,11 +222,46 @@ struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
   LogicalResult matchAndRewrite(MBarrierWaitOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Value bar = sharedAddress(rewriter, op.getLoc(), adaptor.getBarrier().front());
-    std::string text = "{\n.reg .pred p;\nTESSEL_WAIT_${:uid}:\n"
-                       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
-                       "@!p bra TESSEL_WAIT_${:uid};\n}";
+    std::string text = llvm::formatv("{\n.reg .pred p;\nTESSEL_WAIT_${{:uid}:\n"
+                                     "mbarrier.try_wait.parity{0}.shared::cta.b64 p, [$0], $1;\n"
+                                     "@!p bra TESSEL_WAIT_${{:uid};\n}",
+                                     op.getCluster() ? ".acquire.cluster" : "")
+                           .str();
     return replaceWithPtx(rewriter, op, ValueRange{bar, adaptor.getPhase().front()}, text,
                           "r,r");
+  }
+};
+
+/// bar.sync, then thread 0 (where $1) arrives on the mbarrier at $0's place in each other
+/// program of the cluster (mapa: the same shared offset in program r ^ q).
+struct ClusterReleaseLowering : OpConversionPattern<ClusterReleaseOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ClusterReleaseOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Value bar = sharedAddress(rewriter, op.getLoc(), adaptor.getBarrier().front());
+    std::string text = "{\n.reg .pred p;\n.reg .b32 t, r, x, a;\nbar.sync 0;\n"
+                       "mov.u32 t, %tid.x;\nsetp.eq.u32 p, t, 0;\nand.pred p, p, $1;\n"
+                       "mov.u32 r, %cluster_ctarank;\n";
+    for (int64_t q = 1; q < op.getCtas(); ++q)
+      text += llvm::formatv("xor.b32 x, r, {0};\nmapa.shared::cluster.u32 a, $0, x;\n"
+                            "@p mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a];\n",
+                            q)
+                  .str();
+    text += "}";
+    return replaceWithPtx(rewriter, op, ValueRange{bar, adaptor.getPred().front()}, text,
+                          "r,b");
+  }
+};
+
+struct ClusterSizeLowering : OpConversionPattern<ClusterSizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ClusterSizeOp op, OneToNOpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, createInlinePtx(rewriter, op.getLoc(), rewriter.getI32Type(),
+                                           ValueRange(), "mov.u32 $0, %cluster_nctarank;",
+                                           "=r")
+                               ->getResults());
+    return success();
   }
 };
 } // namespace
@@ -245,6 +279,6 @@ void mlir::tessel::assignTmaIssuers(ModuleOp module) {
 
 void mlir::tessel::populateTmaToLLVMPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
-  patterns.add<MBarrierInitLowering, TmaCopyLowering, MBarrierWaitLowering>(
-      converter, patterns.getContext());
+  patterns.add<MBarrierInitLowering, TmaCopyLowering, MBarrierWaitLowering,
+               ClusterReleaseLowering, ClusterSizeLowering>(converter, patterns.getContext());
 }

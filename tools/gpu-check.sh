@@ -153,15 +153,14 @@ run)
       tail -n 12 "$out/multicast-tests.log"
       start_clocks multicast
       for round in 1 2; do
-        for suffix in "" _mc2 _sm90a _sm90a_mc2; do
-          dtypes=$([ "${suffix#_sm90a}" = "$suffix" ] && echo f32,bf16 || echo bf16)
-          "$build"/bin/tessel-bench matmul --suffix "$suffix" --dtype "$dtypes" --sizes 4096,8192 \
+        for suffix in "" _mc2; do
+          "$build"/bin/tessel-bench matmul --suffix "$suffix" --dtype f32,bf16 --sizes 4096,8192 \
             --json "$out/multicast${suffix:-_plain}-$round.json" 2>&1 |
             tee -a "$out/multicast-bench.txt" || true
         done
       done
       stop_clocks
-      matmul_resources f32_mc2 bf16_mc2 bf16_sm90a_mc2
+      matmul_resources f32_mc2 bf16_mc2
       ;;
     ceilings)
       nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

@@ -222,8 +222,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Mode{"matmul_f16_sm90a", Storage::F16, 3e-3},
                       Mode{"matmul_f32_sm90a", Storage::F32, 1e-3},
                       Mode{"matmul_f32_mc2", Storage::F32, 1e-3},
-                      Mode{"matmul_bf16_mc2", Storage::BF16, 1e-2},
-                      Mode{"matmul_bf16_sm90a_mc2", Storage::BF16, 1e-2}),
+                      Mode{"matmul_bf16_mc2", Storage::BF16, 1e-2}),
     [](const ::testing::TestParamInfo<Mode> &info) { return std::string(info.param.package); });
 
 } // namespace

@@ -1,19 +1,24 @@
 // RUN: tessel-opt %s -split-input-file -tessel-software-pipeline="num-stages=3 multicast-b=2" | FileCheck %s
 // RUN: tessel-opt %s -split-input-file -tessel-software-pipeline="num-stages=3 multicast-b=2" -tessel-insert-barriers | FileCheck %s --check-prefix=BARRIER
 
-// A B tile of two whole 64-column blocks, its first column (program_id(0) / 4) * 128:
-// programs 2j and 2j+1 of a cluster of two share each copy where they compute the same
-// column. The kernel recomputes the column for both ids (its own rounded down to even,
-// and that one plus 1) and compares; the copies take that test, and the recipe says
-// multicast 2 (the runtime halves the box). The barrier after the mbarriers' init is a
-// cluster barrier (the other program's copies signal them), and so is the one before the
-// copy that overwrites a slot the cluster may still read: here the one after the wait for
-// A's cp.async copies, before the copies (wgmma: copies first), serves both.
+// A B tile of two whole 64-column blocks, its first column (program_id(0) / 4) * 128, on
+// mma.sync (copies after the dots): programs 2j and 2j+1 of a cluster of two share each
+// copy where they compute the same column. The kernel recomputes the column for both ids
+// (its own rounded down to even, and that one plus 1) and compares; the copies share
+// where that holds and the launch made a cluster of two (tessel.cluster_size); the
+// recipe says multicast 2 (the runtime halves the box). Each slot gets an "empty"
+// mbarrier (one arrival: the other program's release) beside its full one, and the
+// barrier after their init is a cluster barrier. In the loop, after the dot: release the
+// slot just read to the other program (where it will copy into it again), wait for its
+// release of the slot about to be refilled (from the iteration before), copy.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: tessel.tensor_maps = [{box = [64, 64], col_blocks = 2 : i64, cols = {param = 2 : i64}, dtype = "bf16", multicast = 2 : i64
 // CHECK-LABEL: func.func @multicast_b
-// CHECK: tessel.mbarrier_init
-// CHECK: tessel.barrier {cluster}
+// CHECK: %[[FULL:.*]] = tessel.local_alloc : !tessel.shared<3x1x1xi64>
+// CHECK-COUNT-3: tessel.mbarrier_init %{{.*}} {count = 1 : i32}
+// CHECK: %[[EMPTY:.*]] = tessel.local_alloc : !tessel.shared<3x1x1xi64>
+// CHECK-COUNT-3: tessel.mbarrier_init %{{.*}} {count = 1 : i32}
+// CHECK-NEXT: tessel.barrier {cluster}
 // CHECK: %[[PID:.*]] = tessel.program_id 0 : i32
 // CHECK: %[[FIRST:.*]] = arith.andi %[[PID]], %c-2_i32
 // CHECK: %[[PN0:.*]] = arith.divsi %[[FIRST]], %c4
@@ -22,21 +27,33 @@
 // CHECK: %[[PN1:.*]] = arith.divsi %[[SECOND]], %c4
 // CHECK: %[[N01:.*]] = arith.muli %[[PN1]], %c128
 // CHECK: %[[SHARED:.*]] = arith.cmpi eq, %[[N01]], %[[N00]]
-// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[SHARED]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>
-// CHECK: scf.for
-// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[SHARED]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>
+// CHECK: %[[SIZE:.*]] = tessel.cluster_size : i32
+// CHECK: %[[PAIR:.*]] = arith.cmpi eq, %[[SIZE]], %c2
+// CHECK: %[[ACTIVE:.*]] = arith.andi %[[PAIR]], %[[SHARED]]
+// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>
+// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to %[[UB:.*]] step %{{.*}} iter_args(%{{.*}}, %[[READ:.*]] = %{{.*}}, %[[WRITE:.*]] = %{{.*}})
+// CHECK: tessel.dot
+// CHECK: %[[RELEASE_SLOT:.*]] = tessel.local_index %[[EMPTY]][%[[READ]]]
+// CHECK: tessel.cluster_release %[[RELEASE_SLOT]], %{{.*}} {ctas = 2 : i64}
+// CHECK: scf.if
+// CHECK: %[[WAIT_SLOT:.*]] = tessel.local_index %[[EMPTY]][%[[WRITE]]]
+// CHECK: tessel.mbarrier_wait %[[WAIT_SLOT]], %{{.*}} {cluster}
+// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>
+// CHECK: scf.yield
+// The release is the iteration's barrier before the copies: the one left is after the
+// wait for A's cp.async copies (read after write).
 // BARRIER-LABEL: func.func @multicast_b
 // BARRIER: tessel.barrier {cluster}
 // BARRIER: scf.for
 // BARRIER-NEXT: tessel.async_wait
-// BARRIER-NEXT: tessel.barrier {cluster}
+// BARRIER-NEXT: tessel.barrier{{$}}
 // BARRIER-NOT: tessel.barrier
-// BARRIER: tessel.mbarrier_wait
+// BARRIER: tessel.cluster_release
 // BARRIER-NOT: tessel.barrier
 // BARRIER: tessel.tma_copy {{.*}} multicast
 // BARRIER-NOT: tessel.barrier
 // BARRIER: scf.yield
-module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
 func.func @multicast_b(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
                  %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
   %c0 = arith.constant 0 : i32
@@ -93,7 +110,7 @@ func.func @multicast_b(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf
 // CHECK: tessel.barrier{{$}}
 // CHECK-NOT: multicast
 // CHECK: return
-module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
 func.func @trip_count_per_program(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
                  %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
   %c0 = arith.constant 0 : i32
