@@ -402,8 +402,11 @@ def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>
     fetches piece r once for all of them (`.multicast::cluster`: it lands at the same
     place in each program's `dst` and signals each one's `barrier`); otherwise the
     program fetches all `ctas` pieces itself. Overwriting a slot the others may still
-    read needs their release of it first (`tessel.cluster_release`, or a cluster barrier
-    that `-tessel-insert-barriers` places).
+    read needs their release of it first: with `after %empty[%phase] if %wait`, the lane
+    that issues the shared piece first waits (acquire, cluster scope) where `wait` holds
+    for phase parity `phase` of the mbarrier `empty`, on which the others release the
+    slot (`tessel.cluster_release`); other warps do not wait. Without it,
+    `-tessel-insert-barriers` places a cluster barrier before the copy.
 
     ```mlir
     tessel.tma_copy %map[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
@@ -413,11 +416,15 @@ def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>
   }];
   let arguments = (ins AnyType:$tensorMap, I32:$row, I32:$col, Tessel_SharedType:$dst,
                        Tessel_SharedType:$barrier, I1:$pred, Optional<I1>:$wholeBlocks,
-                       Optional<I1>:$multicast, OptionalAttr<I64Attr>:$ctas);
+                       Optional<I1>:$multicast, Optional<Tessel_SharedType>:$empty,
+                       Optional<I32>:$emptyPhase, Optional<I1>:$emptyWait,
+                       OptionalAttr<I64Attr>:$ctas);
   let assemblyFormat = [{
     $tensorMap `[` $row `,` $col `]` `into` $dst `,` $barrier `,` $pred
-    (`whole_blocks` $wholeBlocks^)? (`multicast` $multicast^)? attr-dict `:`
+    (`whole_blocks` $wholeBlocks^)? (`multicast` $multicast^)?
+    (`after` $empty^ `[` $emptyPhase `]` `if` $emptyWait)? attr-dict `:`
     type($tensorMap) `,` qualified(type($dst)) `,` qualified(type($barrier))
+    (`,` qualified(type($empty))^)?
   }];
   let hasVerifier = 1;
 }

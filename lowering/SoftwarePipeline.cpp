@@ -507,6 +507,7 @@ struct TesselSoftwarePipelinePass
     SmallVector<Value> multicasts;  // i1: the cluster copies the same tile (null: no multicast)
     Value active;  // i1: the copies are shared now (a cluster of multicastB, same tiles)
     Value empties; // the slots' "empty" mbarriers (multicast)
+    SmallVector<Value, 3> emptyWait; // in the loop: the empty mbarrier, phase and condition
 
     if (tmaCount) {
       barriers = LocalAllocOp::create(
@@ -623,8 +624,11 @@ struct TesselSoftwarePipelinePass
           auto start = [&](Value v) {
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
+          bool waits = shared && !emptyWait.empty();
           TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
                             inRange, whole, shared ? active : Value(),
+                            waits ? emptyWait[0] : Value(), waits ? emptyWait[1] : Value(),
+                            waits ? emptyWait[2] : Value(),
                             shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());
         }
       }
@@ -702,7 +706,8 @@ struct TesselSoftwarePipelinePass
       // each other program's empty mbarrier of the slot), where one of them will copy into
       // it (iteration j + 1 copies, j + 1 + D < the trip count). Before copying into slot
       // (j - 1) % S it waits for the others' release of it from their iteration j - 1:
-      // one iteration of slack, and phase (j - 1) / S of that slot's empty mbarrier.
+      // one iteration of slack, and phase (j - 1) / S of that slot's empty mbarrier. Only
+      // the lane that issues the shared copy waits (tessel.tma_copy's `after`).
       Value iv = newLoop.getInductionVar();
       Value releaseAhead = arith::AddIOp::create(
           rewriter, loc, iv, constant(rewriter, ivType, int64_t(distance + 1) * *step));
@@ -717,18 +722,14 @@ struct TesselSoftwarePipelinePass
               rewriter, loc,
               arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb),
               arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub)));
-      auto ifCopying = scf::IfOp::create(rewriter, loc, copying, /*withElseRegion=*/false);
-      OpBuilder thenBuilder = ifCopying.getThenBodyBuilder();
-      Value j = arith::SubIOp::create(thenBuilder, loc, iv, lb);
-      j = arith::DivUIOp::create(thenBuilder, loc, j, constant(thenBuilder, ivType, *step));
-      j = arith::SubIOp::create(thenBuilder, loc, j, constant(thenBuilder, ivType, 1));
-      Value phase = arith::DivUIOp::create(thenBuilder, loc, j,
-                                           constant(thenBuilder, ivType, stages));
-      phase = arith::AndIOp::create(thenBuilder, loc, phase, constant(thenBuilder, ivType, 1));
+      Value j = arith::SubIOp::create(rewriter, loc, iv, lb);
+      j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, *step));
+      j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, 1));
+      Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
+      phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
       if (ivType != i32)
-        phase = arith::TruncIOp::create(thenBuilder, loc, i32, phase);
-      MBarrierWaitOp::create(thenBuilder, loc, slotOf(thenBuilder, loc, empties, writeSlot),
-                             phase, /*cluster=*/true);
+        phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
+      emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phase, copying};
     }
     emitCopies(rewriter, ahead, writeSlot);
 

@@ -175,9 +175,16 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
         // program fetches every piece itself.
         int64_t pieceBlocks = cols / perBlock / *ctas;
         int64_t pieceBytes = rows * cols * elementBytes / *ctas;
-        text += llvm::formatv(".reg .b32 r, d;\n.reg .b16 k;\n"
-                              "@!$7 bra.uni TESSEL_TMA_${{:uid}_OWN;\n"
-                              "mov.u32 r, %cluster_ctarank;\nmad.lo.s32 bb, r, {0}, bb;\n"
+        text += ".reg .b32 r, d;\n.reg .b16 k;\n@!$7 bra.uni TESSEL_TMA_${:uid}_OWN;\n";
+        // The issuing lane waits for the others' release of the slot ($8, parity $9,
+        // where $10); the other warps have branched past.
+        if (op.getEmpty())
+          text += ".reg .pred e;\nand.pred e, p, $10;\n@!e bra TESSEL_TMA_${:uid}_ISSUE;\n"
+                  "TESSEL_TMA_${:uid}_EMPTY:\n"
+                  "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 e, [$8], $9;\n"
+                  "@!e bra TESSEL_TMA_${:uid}_EMPTY;\nTESSEL_TMA_${:uid}_ISSUE:\n"
+                  "bar.warp.sync 0xffffffff;\n";
+        text += llvm::formatv("mov.u32 r, %cluster_ctarank;\nmad.lo.s32 bb, r, {0}, bb;\n"
                               "mad.lo.s32 d, r, {1}, $3;\nmov.b16 k, {2};\n",
                               pieceBlocks, pieceBytes, (1 << *ctas) - 1)
                     .str();
@@ -212,6 +219,12 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     if (op.getMulticast()) {
       operands.push_back(adaptor.getMulticast().front());
       constraints += ",b";
+    }
+    if (op.getEmpty()) {
+      operands.push_back(sharedAddress(rewriter, loc, adaptor.getEmpty().front()));
+      operands.push_back(adaptor.getEmptyPhase().front());
+      operands.push_back(adaptor.getEmptyWait().front());
+      constraints += ",r,r,b";
     }
     return replaceWithPtx(rewriter, op, operands, text, constraints);
   }
