@@ -12,6 +12,8 @@ variant's PTX; an edited package times a hypothesis and computes wrong numbers o
   no-tf32-round     deletes the cvt.rn.tf32.f32 roundings (operands truncated instead)
   first-b-box       bulk copies of B (rank-4 boxes) keep their first box only, with the
                     byte count to match (what the L2 -> SM traffic costs: a quarter of B's)
+  no-cluster-share  a multicast package's kernels read their cluster size as 1: launched
+                    in clusters, but fetching whole tiles (what the cluster launch costs)
 """
 import argparse
 import json
@@ -61,8 +63,14 @@ def first_b_box(ptx):
     return "// begin inline asm".join(blocks), edited
 
 
+def no_cluster_share(ptx):
+    """The kernel reads its cluster size as 1: launched in clusters all the same (the
+    runtime decides that), every program fetches its whole tiles and waits for no one."""
+    return re.subn(r"mov\.u32 (%r\d+), %cluster_nctarank;", r"mov.u32 \1, 1;", ptx)
+
+
 EDITS = {"no-loop-barrier": drop_loop_barriers, "no-tf32-round": drop_tf32_rounding,
-         "first-b-box": first_b_box}
+         "first-b-box": first_b_box, "no-cluster-share": no_cluster_share}
 
 
 def main():
