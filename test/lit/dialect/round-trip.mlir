@@ -52,5 +52,13 @@ func.func @multicast_copy(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
   tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %w multicast %s {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
   // CHECK: tessel.barrier{{$}}
   tessel.barrier
+  // CHECK: tessel.cluster_size : i32
+  %n = tessel.cluster_size : i32
+  // CHECK: tessel.cluster_release %{{.*}}, %{{.*}} {ctas = 2 : i64} : !tessel.shared<1x1xi64>
+  tessel.cluster_release %bar, %p {ctas = 2 : i64} : !tessel.shared<1x1xi64>
+  // CHECK: tessel.mbarrier_wait %{{.*}}, %{{.*}} {cluster} : !tessel.shared<1x1xi64>
+  tessel.mbarrier_wait %bar, %i {cluster} : !tessel.shared<1x1xi64>
+  // CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %{{.*}} after %{{.*}}[%{{.*}}] if %{{.*}} {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
+  tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %w multicast %s after %bar[%i] if %p {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
   return
 }

@@ -9,8 +9,9 @@
 // recipe says multicast 2 (the runtime halves the box). Each slot gets an "empty"
 // mbarrier (one arrival: the other program's release) beside its full one, and the
 // barrier after their init is a cluster barrier. In the loop, after the dot: release the
-// slot just read to the other program (where it will copy into it again), wait for its
-// release of the slot about to be refilled (from the iteration before), copy.
+// slot just read to the other program (where it will copy into it again); the copy into
+// the slot about to be refilled waits (its issuing lane only) for the other's release of
+// it from the iteration before.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: tessel.tensor_maps = [{box = [64, 64], col_blocks = 2 : i64, cols = {param = 2 : i64}, dtype = "bf16", multicast = 2 : i64
 // CHECK-LABEL: func.func @multicast_b
@@ -35,10 +36,8 @@
 // CHECK: tessel.dot
 // CHECK: %[[RELEASE_SLOT:.*]] = tessel.local_index %[[EMPTY]][%[[READ]]]
 // CHECK: tessel.cluster_release %[[RELEASE_SLOT]], %{{.*}} {ctas = 2 : i64}
-// CHECK: scf.if
 // CHECK: %[[WAIT_SLOT:.*]] = tessel.local_index %[[EMPTY]][%[[WRITE]]]
-// CHECK: tessel.mbarrier_wait %[[WAIT_SLOT]], %{{.*}} {cluster}
-// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>
+// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] after %[[WAIT_SLOT]][%{{.*}}] if %{{.*}} {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
 // CHECK: scf.yield
 // The release is the iteration's barrier before the copies: the one left is after the
 // wait for A's cp.async copies (read after write).
