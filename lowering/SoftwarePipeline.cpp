@@ -43,6 +43,14 @@
 // and, from 3 stages on, stays in flight like the f16/bf16 wgmma dots above (copies
 // first, D = S-2).
 //
+// With `multicast-b` N > 1, a bulk-copied B tile of whole column blocks in a loop whose
+// copies follow the dots is shared by a cluster of N programs (TMA multicast) where the
+// kernel's test holds: B's column start, recomputed for the N program ids of the cluster,
+// is the same, and the launch made a cluster of N. Each slot then also has an "empty"
+// mbarrier; after the dots a program releases the slot it read to the others
+// (tessel.cluster_release) and the lane issuing a shared piece waits for their release of
+// the slot it refills (docs/matmul.md).
+//
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
 #include "lowering/AxisInfo.h"
