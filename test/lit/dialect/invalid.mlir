@@ -106,3 +106,14 @@ func.func @multicast_without_ctas(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32
   tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %p multicast %p : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
   return
 }
+
+// -----
+
+// `after` (wait for the others' release) needs all three of its operands (generic form:
+// the custom syntax cannot leave one out).
+func.func @multicast_after_without_phase(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
+                                         %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
+  // expected-error @+1 {{'after' needs an mbarrier, a phase and a condition}}
+  "tessel.tma_copy"(%map, %i, %i, %b, %bar, %p, %p, %p, %bar) <{ctas = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (!llvm.ptr, i32, i32, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>, i1, i1, i1, !tessel.shared<1x1xi64>) -> ()
+  return
+}
