@@ -559,8 +559,7 @@ struct TesselSoftwarePipelinePass
         // same iterations over the same rows, and the kernel tests that they copy the
         // same columns.
         Value shared;
-        if (multicastB > 1 && copiesLast && stages >= 3 &&
-            colBlocks % int64_t(multicastB) == 0 &&
+        if (multicastB > 1 && copiesLast && colBlocks % int64_t(multicastB) == 0 &&
             !isAOperand(load) &&
             llvm::all_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
                                     loop.getStep()},
@@ -605,9 +604,6 @@ struct TesselSoftwarePipelinePass
                                                           constant(rewriter, i32, s)),
                                  multicastB - 1);
         initialised.setCluster(true);
-        // Copy one iteration less ahead: the slot refilled was read two iterations
-        // before, so the others have two iterations to release it.
-        distance = stages - 2;
       }
     } else {
       tensorMaps.assign(loads.size(), Value());
@@ -716,31 +712,27 @@ struct TesselSoftwarePipelinePass
       // Multicast copies go last: after this iteration's dots the program is done with
       // slot j % S, and releases it to the others (a block barrier, then one arrival on
       // each other program's empty mbarrier of the slot), where one of them will copy into
-      // it (iteration j + S - D copies iteration j + S into it, if that is < the trip
-      // count). Before copying into slot (j + D) % S = (j - k) % S, k = S - D, it waits
-      // for the others' release of it from their iteration j - k: k iterations of slack,
-      // phase (j - k) / S of that slot's empty mbarrier. Only the lane that issues the
-      // shared copy waits (tessel.tma_copy's `after`).
+      // it (iteration j + 1 copies, j + 1 + D < the trip count). Before copying into slot
+      // (j - 1) % S it waits for the others' release of it from their iteration j - 1:
+      // one iteration of slack, and phase (j - 1) / S of that slot's empty mbarrier. Only
+      // the lane that issues the shared copy waits (tessel.tma_copy's `after`).
       Value iv = newLoop.getInductionVar();
-      int64_t slack = int64_t(stages) - int64_t(distance);
       Value releaseAhead = arith::AddIOp::create(
-          rewriter, loc, iv, constant(rewriter, ivType, int64_t(stages) * *step));
+          rewriter, loc, iv, constant(rewriter, ivType, int64_t(distance + 1) * *step));
       Value released = arith::AndIOp::create(
           rewriter, loc, active,
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, releaseAhead, ub));
       ClusterReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot), released,
                                rewriter.getI64IntegerAttr(multicastB));
-      Value firstWait = arith::AddIOp::create(
-          rewriter, loc, lb, constant(rewriter, ivType, slack * *step));
       Value copying = arith::AndIOp::create(
           rewriter, loc, active,
           arith::AndIOp::create(
               rewriter, loc,
-              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, iv, firstWait),
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb),
               arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub)));
       Value j = arith::SubIOp::create(rewriter, loc, iv, lb);
       j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, *step));
-      j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, slack));
+      j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, 1));
       Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
       phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
       if (ivType != i32)
