@@ -517,14 +517,18 @@ struct TesselSoftwarePipelinePass
     Value empties; // the slots' "empty" mbarriers (multicast)
     SmallVector<Value, 3> emptyWait; // in the loop: the empty mbarrier, phase and condition
 
-    if (tmaCount) {
-      barriers = LocalAllocOp::create(
+    // One mbarrier per slot, each expecting `count` arrivals a phase.
+    auto barrierRing = [&](unsigned count) -> Value {
+      Value ring = LocalAllocOp::create(
           rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
           IntegerAttr());
       for (unsigned s = 0; s < stages; ++s)
-        MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers,
-                                                        constant(rewriter, i32, s)),
-                               tmaCount);
+        MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, ring, constant(rewriter, i32, s)),
+                               count);
+      return ring;
+    };
+    if (tmaCount) {
+      barriers = barrierRing(tmaCount);
       // A cluster barrier where copies are multicast: the other programs' copies signal
       // this one's mbarriers.
       auto initialised = BarrierOp::create(rewriter, loc);
@@ -596,13 +600,7 @@ struct TesselSoftwarePipelinePass
             active = arith::AndIOp::create(rewriter, loc, active, shared);
         OpBuilder::InsertionGuard guard(rewriter);
         rewriter.setInsertionPoint(initialised);
-        empties = LocalAllocOp::create(
-            rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
-            IntegerAttr());
-        for (unsigned s = 0; s < stages; ++s)
-          MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, empties,
-                                                          constant(rewriter, i32, s)),
-                                 multicastB - 1);
+        empties = barrierRing(multicastB - 1);
         initialised.setCluster(true);
       }
     } else {
@@ -690,20 +688,27 @@ struct TesselSoftwarePipelinePass
     // `loop` is gone: the slice and the loads now live in newLoop's body.
     loop = newLoop;
 
-    rewriter.setInsertionPointToStart(newLoop.getBody());
-    if (anyCpAsync)
-      AsyncWaitOp::create(rewriter, loc, distance - 1);
-    if (tmaCount) {
-      // Iteration j = (iv - lb) / step reads slot j % S, whose barrier completes its
-      // (j / S)-th phase: wait for parity (j / S) & 1.
+    // The parity of the phase a slot's mbarrier completes for iteration j - `back`, where
+    // j = (iv - lb) / step: that iteration's slot completes its ((j - back) / S)-th phase.
+    auto phaseParity = [&](int64_t back) -> Value {
       Value j = arith::SubIOp::create(rewriter, loc, newLoop.getInductionVar(), lb);
       j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, *step));
+      if (back)
+        j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, back));
       Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
       phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
       if (ivType != i32)
         phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
-      MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot), phase);
-    }
+      return phase;
+    };
+
+    rewriter.setInsertionPointToStart(newLoop.getBody());
+    if (anyCpAsync)
+      AsyncWaitOp::create(rewriter, loc, distance - 1);
+    // Iteration j reads slot j % S: wait for its copies.
+    if (tmaCount)
+      MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot),
+                             phaseParity(0));
     if (copiesLast)
       rewriter.setInsertionPoint(newLoop.getBody()->getTerminator());
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
@@ -730,13 +735,7 @@ struct TesselSoftwarePipelinePass
               rewriter, loc,
               arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb),
               arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub)));
-      Value j = arith::SubIOp::create(rewriter, loc, iv, lb);
-      j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, *step));
-      j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, 1));
-      Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
-      phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
-      if (ivType != i32)
-        phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
+      Value phase = phaseParity(1);
       emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phase, copying};
     }
     emitCopies(rewriter, ahead, writeSlot);
