@@ -248,29 +248,6 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     offset = arith::AddIOp::create(b, loc, offset, shl(bits(n, 0, 3), 2));
     return byteOffset(b, loc, bBase, add(b, loc, offset, kk * 128));
   };
-  // Wide tf32 layout (MmaLayout.h): a lane's B elements of the four instructions of
-  // 32-column piece q (columns 32 (q wn + warpN) + 4 (lane / 4) + j) are 16 adjacent bytes:
-  // in a swizzled buffer that piece is one 128-byte block and the lane's chunk is
-  // (lane / 4) ^ (row position % 8); interleaved, the row positions 0 2 4 6 (or 1 3 5 7) of
-  // a quarter warp's lanes meet eight different chunks.
-  bool wide = tf32 && isWideMmaAccumulatorLayout(layout);
-  Value wideChunk = bits(lane, 2, 7);
-  auto bAddressWide = [&](unsigned q, int64_t half, int64_t kk) -> Value {
-    Value piece = add(b, loc, warpN, int64_t(q) * wn);
-    if (!bSwizzled) {
-      Value col = add(b, loc, arith::AddIOp::create(b, loc, shl(piece, 5), shl(wideChunk, 2)),
-                      (kk + 4 * half) * staging.bStride);
-      col = arith::AddIOp::create(b, loc, col, mul(b, loc, tf32Row, staging.bStride));
-      return byteOffset(b, loc, bBase, mul(b, loc, col, bytes));
-    }
-    Value k8 = bInterleaved ? add(b, loc, shl(tf32Row, 1), half)
-                            : add(b, loc, tf32Row, 4 * half);
-    Value offset = arith::AddIOp::create(b, loc, mul(b, loc, piece, kRows * 128), shl(k8, 7));
-    offset = arith::AddIOp::create(b, loc, offset, shl(xorWith(wideChunk, k8), 4));
-    return byteOffset(b, loc, bBase, add(b, loc, offset, kk * 128));
-  };
-  // 16-byte loads need 16-byte aligned rows; the bulk copies' buffers always are.
-  bool wideVectorLoads = bSwizzled || (staging.bStride % 4 == 0 && staging.bOffset % 4 == 0);
 
   Type i32 = b.getI32Type();
   Type f32 = b.getF32Type();
@@ -301,25 +278,6 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
         if (bPairs)
           bFrags[q + 1] = {asOperand(regs[2]), asOperand(regs[3])};
       }
-    } else if (wide) {
-      auto v4i32 = VectorType::get({4}, i32);
-      for (unsigned q = 0; q < blocksN / 4; ++q) {
-        for (int64_t half = 0; half < 2; ++half) {
-          Value address = bAddressWide(q, half, kk);
-          Value vector = wideVectorLoads ? LLVM::LoadOp::create(b, loc, v4i32, address, 16)
-                                         : Value();
-          for (unsigned j = 0; j < 4; ++j) {
-            Value reg =
-                vector ? LLVM::ExtractElementOp::create(b, loc, vector, createI32(b, loc, j))
-                             .getResult()
-                       : LLVM::LoadOp::create(b, loc, i32, byteOffset(b, loc, address,
-                                                                      createI32(b, loc, 4 * j)),
-                                              4)
-                             .getResult();
-            bFrags[4 * q + j].push_back(roundB ? roundToTF32(b, loc, reg, hopper) : reg);
-          }
-        }
-      }
     } else {
       for (unsigned q = 0; q < blocksN; ++q) {
         for (int64_t half = 0; half < 2; ++half) {
@@ -330,11 +288,10 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     }
     for (unsigned p = 0; p < pairsM; ++p) {
       for (unsigned q = 0; q < blocksN; ++q) {
-        // Register columns of c0/c1: 2q, 2q + 1, or 8 (q / 4) + q % 4 (+ 4) when wide.
-        unsigned col0 = wide ? 8 * (q / 4) + q % 4 : 2 * q, col1 = wide ? col0 + 4 : col0 + 1;
-        unsigned regs[4] = {layout.getRegister({2 * p, col0}), layout.getRegister({2 * p, col1}),
-                            layout.getRegister({2 * p + 1, col0}),
-                            layout.getRegister({2 * p + 1, col1})};
+        unsigned regs[4] = {layout.getRegister({2 * p, 2 * q}),
+                            layout.getRegister({2 * p, 2 * q + 1}),
+                            layout.getRegister({2 * p + 1, 2 * q}),
+                            layout.getRegister({2 * p + 1, 2 * q + 1})};
         SmallVector<Value> c;
         for (unsigned r : regs)
           c.push_back(acc[r]);
@@ -632,7 +589,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
     Staging staging(op);
     ThreadIndex thread = getThreadIndex(rewriter, loc);
     Value scratch = getSharedMemoryBase(rewriter, loc);
-    bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(op, *layout);
+    bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
     bool tf32 = useMma && getElementTypeOrSelf(op.getA().getType()).isF32();
     auto module = op->getParentOfType<ModuleOp>();
     auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();

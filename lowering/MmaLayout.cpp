@@ -14,8 +14,7 @@ unsigned mlir::tessel::getMmaK(DotOp dot) {
 }
 
 BlockedEncodingAttr mlir::tessel::getMmaAccumulatorLayout(MLIRContext *ctx, int64_t m,
-                                                          int64_t n, unsigned numWarps,
-                                                          unsigned columnsPerThread) {
+                                                          int64_t n, unsigned numWarps) {
   if (m < 16 || n < 8)
     return {};
   // Split the warps so each warp's share stays as square as possible.
@@ -29,35 +28,25 @@ BlockedEncodingAttr mlir::tessel::getMmaAccumulatorLayout(MLIRContext *ctx, int6
     else
       return {};
   }
-  if (n < 4 * int64_t(columnsPerThread) * wn)
-    return {};
-  return BlockedEncodingAttr::get(ctx, {1, columnsPerThread}, {8, 4}, {wm, wn}, {1, 0});
+  return BlockedEncodingAttr::get(ctx, {1, 2}, {8, 4}, {wm, wn}, {1, 0});
 }
 
 BlockedEncodingAttr mlir::tessel::getPreferredDotLayout(DotOp dot, unsigned numWarps) {
   if (getMmaK(dot) == 0)
     return {};
   auto type = dot.getType();
-  int64_t m = type.getDimSize(0), n = type.getDimSize(1);
-  if (getMmaK(dot) == 8)
-    if (BlockedEncodingAttr wide = getMmaAccumulatorLayout(dot.getContext(), m, n, numWarps, 8))
-      return wide;
-  return getMmaAccumulatorLayout(dot.getContext(), m, n, numWarps);
+  return getMmaAccumulatorLayout(dot.getContext(), type.getDimSize(0), type.getDimSize(1),
+                                 numWarps);
 }
 
-bool mlir::tessel::isMmaAccumulatorLayout(DotOp dot, const TileLayout &layout) {
+bool mlir::tessel::isMmaAccumulatorLayout(const TileLayout &layout) {
   if (layout.getRank() != 2 || layout.getRootDim(0) != 0 || layout.getRootDim(1) != 1)
     return false;
   BlockedEncodingAttr root = layout.getRoot();
-  unsigned columns = root.getSizePerThread()[1];
-  if (root.getSizePerThread()[0] != 1 || (columns != 2 && !(columns == 8 && getMmaK(dot) == 8)) ||
+  if (root.getSizePerThread() != ArrayRef<unsigned>{1, 2} ||
       root.getThreadsPerWarp() != ArrayRef<unsigned>{8, 4} ||
       root.getOrder() != ArrayRef<unsigned>{1, 0})
     return false;
   unsigned wm = root.getWarpsPerCTA()[0], wn = root.getWarpsPerCTA()[1];
-  return layout.getDimSize(0) >= 16 * wm && layout.getDimSize(1) >= 4 * columns * wn;
-}
-
-bool mlir::tessel::isWideMmaAccumulatorLayout(const TileLayout &layout) {
-  return layout.getRoot().getSizePerThread()[1] == 8;
+  return layout.getDimSize(0) >= 16 * wm && layout.getDimSize(1) >= 8 * wn;
 }

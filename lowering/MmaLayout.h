@@ -10,16 +10,6 @@
 // ordinary 1:N machinery; only `tessel.dot` knows the register -> fragment pairing:
 //   instruction (p, j): c0,c1 = registers (m=2p, n=2j, 2j+1), c2,c3 = (m=2p+1, ...).
 //
-// tf32 dots whose warps own at least 32 columns each take a wider variant,
-//   sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [wm, wn], order = [1, 0]:
-// the four 8-column instructions of a 32-column piece compute the columns 4c + j
-// (instruction j, fragment column c) instead of 8j + c. mma does not care which columns
-// it computes either, as long as the B fragment holds the same ones, and then a lane's B
-// elements of the four instructions (columns 4 (l/4) + j) are one 16-byte ld.shared
-// instead of four 4-byte ones, and its accumulator columns 8 (l%4) + {j, 4 + j} are
-// eight adjacent columns, stored without the epilogue's shuffles:
-//   instruction (p, q, j): c0,c1 = registers (m=2p, n=8q+j, 8q+4+j), c2,c3 = (m=2p+1, ...).
-//
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_LOWERING_MMALAYOUT_H
 #define TESSEL_LOWERING_MMALAYOUT_H
@@ -33,20 +23,15 @@ namespace mlir::tessel {
 unsigned getMmaK(DotOp dot);
 
 /// The accumulator layout for an MxN dot result on `numWarps` warps, or null when the
-/// tile is too small for every warp to own whole 16x8 instruction tiles (whole 16x32
-/// pieces with `columnsPerThread` = 8, the wide tf32 layout).
+/// tile is too small for every warp to own whole 16x8 instruction tiles.
 BlockedEncodingAttr getMmaAccumulatorLayout(MLIRContext *ctx, int64_t m, int64_t n,
-                                            unsigned numWarps, unsigned columnsPerThread = 2);
+                                            unsigned numWarps);
 
 /// The layout `tessel.dot`'s result should take (null: no preference, FMA path).
 BlockedEncodingAttr getPreferredDotLayout(DotOp dot, unsigned numWarps);
 
-/// True when `layout` (of an MxN tile) is an mma accumulator layout without replication
-/// that `dot` can compute (the wide one only for tf32).
-bool isMmaAccumulatorLayout(DotOp dot, const TileLayout &layout);
-
-/// True for the wide tf32 accumulator layout (8 adjacent columns per lane).
-bool isWideMmaAccumulatorLayout(const TileLayout &layout);
+/// True when `layout` (of an MxN tile) is an mma accumulator layout without replication.
+bool isMmaAccumulatorLayout(const TileLayout &layout);
 
 } // namespace mlir::tessel
 

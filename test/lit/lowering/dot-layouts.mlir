@@ -47,11 +47,10 @@ module attributes {tessel.num_warps = 4 : i32} {
 // -----
 
 // 8 warps on a 256x128 tile: 4 along M and 2 along N (64x64 per warp); tf32 also uses
-// tensor cores, with the wide layout (8 adjacent columns per lane: each warp owns whole
-// 32-column pieces). The loop-carried accumulator shares the layout.
+// tensor cores. The loop-carried accumulator shares the layout.
 // CHECK-LABEL: func.func @eight_warps_in_a_loop
-// CHECK: scf.for {{.*}} -> (tensor<256x128xf32, #tessel.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 2], order = [1, 0]}>>)
-// CHECK: tessel.dot {{.*}} -> tensor<256x128xf32, #tessel.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 2], order = [1, 0]}>>
+// CHECK: scf.for {{.*}} -> (tensor<256x128xf32, #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 2], order = [1, 0]}>>)
+// CHECK: tessel.dot {{.*}} -> tensor<256x128xf32, #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 2], order = [1, 0]}>>
 module attributes {tessel.num_warps = 8 : i32} {
   func.func @eight_warps_in_a_loop(%pa: !tessel.ptr<f32>, %pb: !tessel.ptr<f32>, %pc: !tessel.ptr<f32>, %n: i32) {
     %a_ptrs = tessel.splat %pa : tensor<256x32x!tessel.ptr<f32>>
@@ -88,27 +87,6 @@ module attributes {tessel.num_warps = 4 : i32} {
     %acc = tessel.splat %zero : tensor<16x16xf32>
     %d = tessel.dot %a, %a, %acc : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
     tessel.store %c_ptrs, %d : tensor<16x16x!tessel.ptr<f32>>
-    return
-  }
-}
-
-// -----
-
-// tf32 whose warps would own fewer than 32 columns each (32x32 on 4 warps: 2x2, 16x16
-// per warp) keeps the narrow layout.
-// CHECK-LABEL: func.func @narrow_tf32
-// CHECK: tessel.dot {{.*}} -> tensor<32x32xf32, #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>>
-module attributes {tessel.num_warps = 4 : i32} {
-  func.func @narrow_tf32(%pa: !tessel.ptr<f32>, %pb: !tessel.ptr<f32>, %pc: !tessel.ptr<f32>) {
-    %a_ptrs = tessel.splat %pa : tensor<32x32x!tessel.ptr<f32>>
-    %b_ptrs = tessel.splat %pb : tensor<32x32x!tessel.ptr<f32>>
-    %c_ptrs = tessel.splat %pc : tensor<32x32x!tessel.ptr<f32>>
-    %a = tessel.load %a_ptrs : tensor<32x32x!tessel.ptr<f32>>
-    %b = tessel.load %b_ptrs : tensor<32x32x!tessel.ptr<f32>>
-    %zero = arith.constant 0.0 : f32
-    %acc = tessel.splat %zero : tensor<32x32xf32>
-    %d = tessel.dot %a, %b, %acc : tensor<32x32xf32>, tensor<32x32xf32> -> tensor<32x32xf32>
-    tessel.store %c_ptrs, %d : tensor<32x32x!tessel.ptr<f32>>
     return
   }
 }

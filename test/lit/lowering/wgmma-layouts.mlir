@@ -91,8 +91,8 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
 
 // -----
 
-// The same tf32 dot on sm_90 (no wgmma) keeps mma.sync's (wide tf32) layout.
-// CHECK: #blocked = #tessel.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// The same tf32 dot on sm_90 (no wgmma) keeps mma.sync's layout.
+// CHECK: #blocked = #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK: tessel.dot {{.*}} -> tensor<128x128xf32, #blocked>
 module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32} {
   func.func @tf32_mma(%n: i32, %base: !tessel.ptr<f32>) {
