@@ -733,9 +733,9 @@ struct TesselSoftwarePipelinePass
       Value iv = newLoop.getInductionVar();
       WarpReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot),
                             arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true)));
-      Value copying = arith::AndIOp::create(
-          rewriter, loc, arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb),
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub));
+      Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb);
+      Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub);
+      Value copying = arith::AndIOp::create(rewriter, loc, later, inRange);
       emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phaseParity(1), copying};
     } else if (empties) {
       // Multicast copies go last: after this iteration's dots the program is done with
