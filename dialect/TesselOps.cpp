@@ -102,12 +102,12 @@ LogicalResult ReduceOp::verify() {
 LogicalResult TmaCopyOp::verify() {
   if (bool(getMulticast()) != bool(getCtas()))
     return emitOpError("'multicast' and 'ctas' go together");
-  if (bool(getEmpty()) != bool(getEmptyPhase()) || bool(getEmpty()) != bool(getEmptyWait()))
-    return emitOpError("'after' needs an mbarrier, a phase and a condition");
   if (!getMulticast())
     return success();
   if (!getWholeBlocks())
     return emitOpError("'multicast' needs 'whole_blocks' (the pieces are column blocks)");
+  if (bool(getEmpty()) != bool(getEmptyPhase()) || bool(getEmpty()) != bool(getEmptyWait()))
+    return emitOpError("'after' needs an mbarrier, a phase and a condition");
   int64_t ctas = *getCtas();
   if (ctas != 2 && ctas != 4 && ctas != 8)
     return emitOpError("'ctas' must be 2, 4 or 8, got ") << ctas;

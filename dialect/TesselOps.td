@@ -465,22 +465,4 @@ def Tessel_ClusterReleaseOp : Tessel_Op<"cluster_release"> {
   let assemblyFormat = "$barrier `,` $pred attr-dict `:` qualified(type($barrier))";
 }
 
-def Tessel_WarpReleaseOp : Tessel_Op<"warp_release"> {
-  let summary = "Each warp, once its lanes are done, arrives on an mbarrier";
-  let description = [{
-    The lanes of each warp meet (`bar.warp.sync`: their shared-memory reads so far are
-    done); then, where `pred` holds, lane 0 arrives (release, CTA scope) on `barrier`,
-    which expects one arrival per warp a phase. The software pipeliner releases each slot
-    of an mma.sync loop whose operands all come by bulk copies this way, instead of a
-    block barrier before the copies: the lane that refills a slot waits for every warp's
-    release of it (`tessel.tma_copy ... after`), and the other warps never wait.
-
-    ```mlir
-    tessel.warp_release %empty, %pred : !tessel.shared<1x1xi64>
-    ```
-  }];
-  let arguments = (ins Tessel_SharedType:$barrier, I1:$pred);
-  let assemblyFormat = "$barrier `,` $pred attr-dict `:` qualified(type($barrier))";
-}
-
 #endif // TESSEL_OPS_TD

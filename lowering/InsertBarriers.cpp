@@ -16,8 +16,7 @@
 // buffer in every program of the cluster: reads since the last cluster barrier count for
 // them, and a barrier placed before such a copy (in the same block, no barrier between) is
 // a cluster barrier. A tessel.cluster_release is a block barrier after which the other
-// programs wait for this one's release before overwriting: it clears both. A bulk copy
-// that waits for every warp's release of its slot (`after` without multicast) needs none.
+// programs wait for this one's release before overwriting: it clears both.
 // Reads are remembered per slot of a ring (tessel.local_index) where the slot is known:
 // a copy into another slot of the same ring needs no barrier. Two slots are known
 // distinct when they are constants that differ, or rotating slots of one loop (iter_args
@@ -197,10 +196,6 @@ void walkOp(Operation *op, HazardState &state) {
     state.pendingWait = op;
     return;
   }
-  // A bulk copy whose issuing lane first waits until every warp has released the slot
-  // (the software pipeliner's tessel.warp_release protocol) needs no barrier.
-  if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.getEmpty() && !copy.getMulticast())
-    return;
   if (auto target = getCopyTarget(op)) {
     auto [dst, multicast] = *target;
     if (state.mayBeRead(dst, multicast)) {

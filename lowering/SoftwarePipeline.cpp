@@ -49,9 +49,7 @@
 // is the same, and the launch made a cluster of N. Each slot then also has an "empty"
 // mbarrier; after the dots a program releases the slot it read to the others
 // (tessel.cluster_release) and the lane issuing a shared piece waits for their release of
-// the slot it refills (docs/matmul.md). Without multicast, a loop whose operands all come
-// by bulk copies after the dots releases its slots the same way within the program, warp
-// by warp (tessel.warp_release): no block barrier in the loop.
+// the slot it refills (docs/matmul.md).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
@@ -516,8 +514,7 @@ struct TesselSoftwarePipelinePass
     SmallVector<Value> wholeBlocks; // i1: one box brings the tile (null: a box per block)
     SmallVector<Value> multicasts;  // i1: the cluster copies the same tile (null: no multicast)
     Value active;  // i1: the copies are shared now (a cluster of multicastB, same tiles)
-    Value empties; // the slots' "empty" mbarriers (multicast, or released warp by warp)
-    bool warpRelease = false; // the warps release the slots (no multicast)
+    Value empties; // the slots' "empty" mbarriers (multicast)
     SmallVector<Value, 3> emptyWait; // in the loop: the empty mbarrier, phase and condition
 
     // One mbarrier per slot, each expecting `count` arrivals a phase.
@@ -606,16 +603,6 @@ struct TesselSoftwarePipelinePass
         empties = barrierRing(multicastB - 1);
         initialised.setCluster(true);
       }
-      // Otherwise, where every operand comes by bulk copies issued after the dots, the warps
-      // release each slot they read (tessel.warp_release, one arrival per warp a phase)
-      // instead of meeting at a block barrier before the copies, and the lane that
-      // refills a slot waits for that release: no warp waits for the others' dots.
-      if (!empties && !anyCpAsync && copiesLast && numWarps > 0) {
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPoint(initialised);
-        empties = barrierRing(numWarps);
-        warpRelease = true;
-      }
     } else {
       tensorMaps.assign(loads.size(), Value());
       wholeBlocks.assign(loads.size(), Value());
@@ -643,7 +630,7 @@ struct TesselSoftwarePipelinePass
           auto start = [&](Value v) {
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
-          bool waits = (shared || warpRelease) && !emptyWait.empty();
+          bool waits = shared && !emptyWait.empty();
           TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
                             inRange, whole, shared ? active : Value(),
                             waits ? emptyWait[0] : Value(), waits ? emptyWait[1] : Value(),
@@ -726,18 +713,7 @@ struct TesselSoftwarePipelinePass
       rewriter.setInsertionPoint(newLoop.getBody()->getTerminator());
     Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
                                         constant(rewriter, ivType, int64_t(distance) * *step));
-    if (warpRelease) {
-      // After its dots each warp releases slot j % S (read by iteration j); the lanes that
-      // copy into slot (j - 1) % S (iteration j + D) wait for phase (j - 1) / S of its empty
-      // mbarrier, every warp's release from iteration j - 1: one iteration of slack.
-      Value iv = newLoop.getInductionVar();
-      WarpReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot),
-                            arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true)));
-      Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb);
-      Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub);
-      Value copying = arith::AndIOp::create(rewriter, loc, later, inRange);
-      emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phaseParity(1), copying};
-    } else if (empties) {
+    if (empties) {
       // Multicast copies go last: after this iteration's dots the program is done with
       // slot j % S, and releases it to the others (a block barrier, then one arrival on
       // each other program's empty mbarrier of the slot), where one of them will copy into

@@ -109,29 +109,11 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
     // runtime/Kernel.cpp) that writes its rows in that order.
     bool interleaved = operand == kInterleavedOperand;
-    bool wholeBlocks = bool(op.getWholeBlocks());
-    // `after` without multicast: the lane issuing a box first waits until every warp has
-    // released the slot (tessel.warp_release) - empty mbarrier $E, parity $E+1, where $E+2.
-    unsigned emptyOperand = 6 + unsigned(wholeBlocks) + unsigned(bool(op.getMulticast()));
-    bool waitsLocally = op.getEmpty() && !op.getCtas();
-    if (waitsLocally)
-      text += ".reg .pred e;\n";
-    int64_t waits = 0;
-    auto waitForRelease = [&]() {
-      std::string label = "TESSEL_TMA_${:uid}_EMPTY" + std::to_string(waits++);
-      text += llvm::formatv("and.pred e, p, ${0};\n@!e bra {1}_GO;\n{1}:\n"
-                            "mbarrier.try_wait.parity.shared::cta.b64 e, [${2}], ${3};\n"
-                            "@!e bra {1};\n{1}_GO:\nbar.warp.sync 0xffffffff;\n",
-                            emptyOperand + 2, label, emptyOperand, emptyOperand + 1)
-                  .str();
-    };
     int64_t index = 0;
     auto box = [&](int64_t rowOffset, int64_t colOffset, int64_t dstOffset) {
       int64_t warp = (firstBox + index) % numWarps;
       std::string skip = "TESSEL_TMA_${:uid}_" + std::to_string(index);
       text += llvm::formatv("setp.ne.u32 q, w, {0};\n@q bra.uni {1};\n", warp, skip).str();
-      if (waitsLocally)
-        waitForRelease();
       if (index++ == 0)
         text += llvm::formatv("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {0};\n",
                               rows * cols * elementBytes)
@@ -155,6 +137,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     // Whole column blocks ($6): the map's outermost dimension is the block, and one box
     // from the tile's first block brings them all, block after block as the per-block
     // boxes below would land; the warp of the copy's first box issues it.
+    bool wholeBlocks = bool(op.getWholeBlocks());
     if (wholeBlocks) {
       int64_t perBlock = getSwizzleBlockColumns(dst.getElementType());
       if (operand == "a" || cols % perBlock != 0 || cols == perBlock)
@@ -162,14 +145,11 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       if (auto ctas = op.getCtas(); ctas && (cols / perBlock) % *ctas != 0)
         return rewriter.notifyMatchFailure(op, "multicast pieces must be whole column blocks");
       text += llvm::formatv("@!$6 bra.uni TESSEL_TMA_${{:uid}_BLOCKS;\n"
-                            "setp.ne.u32 q, w, {0};\n@q bra.uni TESSEL_TMA_${{:uid}_END;\n",
-                            firstBox % numWarps)
-                  .str();
-      if (waitsLocally)
-        waitForRelease();
-      text += llvm::formatv("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {0};\n"
-                            "shr.s32 bb, $2, {1};\n",
-                            rows * cols * elementBytes, llvm::Log2_64(perBlock))
+                            "setp.ne.u32 q, w, {0};\n@q bra.uni TESSEL_TMA_${{:uid}_END;\n"
+                            "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {1};\n"
+                            "shr.s32 bb, $2, {2};\n",
+                            firstBox % numWarps, rows * cols * elementBytes,
+                            llvm::Log2_64(perBlock))
                   .str();
       // One box of `pieces` column blocks from block `bb` into `dst` (+ `multicast`).
       auto wholeBox = [&](StringRef dst, StringRef multicast) {
@@ -286,20 +266,6 @@ struct ClusterReleaseLowering : OpConversionPattern<ClusterReleaseOp> {
   }
 };
 
-/// The warp's lanes meet, then lane 0 (where $1) arrives on the mbarrier at $0.
-struct WarpReleaseLowering : OpConversionPattern<WarpReleaseOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult matchAndRewrite(WarpReleaseOp op, OneToNOpAdaptor adaptor,
-                                ConversionPatternRewriter &rewriter) const override {
-    Value bar = sharedAddress(rewriter, op.getLoc(), adaptor.getBarrier().front());
-    std::string text = "{\n.reg .pred p;\n.reg .b32 l;\nbar.warp.sync 0xffffffff;\n"
-                       "mov.u32 l, %laneid;\nsetp.eq.u32 p, l, 0;\nand.pred p, p, $1;\n"
-                       "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}";
-    return replaceWithPtx(rewriter, op, ValueRange{bar, adaptor.getPred().front()}, text,
-                          "r,b");
-  }
-};
-
 struct ClusterSizeLowering : OpConversionPattern<ClusterSizeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(ClusterSizeOp op, OneToNOpAdaptor,
@@ -327,6 +293,5 @@ void mlir::tessel::assignTmaIssuers(ModuleOp module) {
 void mlir::tessel::populateTmaToLLVMPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
   patterns.add<MBarrierInitLowering, TmaCopyLowering, MBarrierWaitLowering,
-               ClusterReleaseLowering, WarpReleaseLowering, ClusterSizeLowering>(
-      converter, patterns.getContext());
+               ClusterReleaseLowering, ClusterSizeLowering>(converter, patterns.getContext());
 }

@@ -42,17 +42,6 @@ func.func @ops(%p: !tessel.ptr<f32>, %n: i32) {
   return
 }
 
-// Slots released warp by warp, and a bulk copy that waits for their release.
-// CHECK-LABEL: func.func @warp_release
-func.func @warp_release(%map: !llvm.ptr, %a: !tessel.shared<128x64xbf16>,
-                        %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
-  // CHECK: tessel.warp_release %{{.*}}, %{{.*}} : !tessel.shared<1x1xi64>
-  tessel.warp_release %bar, %p : !tessel.shared<1x1xi64>
-  // CHECK: tessel.tma_copy %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}}, %{{.*}}, %{{.*}} after %{{.*}}[%{{.*}}] if %{{.*}} : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
-  tessel.tma_copy %map[%i, %i] into %a, %bar, %p after %bar[%i] if %p : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
-  return
-}
-
 // Bulk copies shared by a cluster, and the cluster barrier.
 // CHECK-LABEL: func.func @multicast_copy
 func.func @multicast_copy(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
