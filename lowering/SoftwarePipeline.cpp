@@ -729,12 +729,12 @@ struct TesselSoftwarePipelinePass
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, releaseAhead, ub));
       ClusterReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot), released,
                                rewriter.getI64IntegerAttr(multicastB));
-      Value copying = arith::AndIOp::create(
-          rewriter, loc, active,
-          arith::AndIOp::create(
-              rewriter, loc,
-              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb),
-              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub)));
+      // One statement per op: the order of function arguments' evaluation is unspecified,
+      // and the IR (and PTX) should not depend on the host compiler.
+      Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub);
+      Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb);
+      Value copying = arith::AndIOp::create(rewriter, loc, later, inRange);
+      copying = arith::AndIOp::create(rewriter, loc, active, copying);
       Value phase = phaseParity(1);
       emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phase, copying};
     }
