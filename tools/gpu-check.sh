@@ -190,8 +190,9 @@ run)
   done
   # Every result in one small archive too: the device tool brings back at most 8 files of
   # $OUT (so far the first 8 by name, hence the leading zeros).
-  tar -czf "$out/00-results.tar.gz" -C "$out" --exclude 00-results.tar.gz . &&
-    echo "all results: $out/00-results.tar.gz"
+  archive=$(mktemp)
+  tar -czf "$archive" -C "$out" --exclude 00-results.tar.gz . &&
+    mv "$archive" "$out/00-results.tar.gz" && echo "all results: $out/00-results.tar.gz"
   ;;
 *)
   echo "usage: $0 prepare | run [build tests softmax ...]" >&2
