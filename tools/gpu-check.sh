@@ -163,6 +163,7 @@ run)
       matmul_resources f32_mc2 bf16_mc2
       ;;
     ceilings)
+      mkdir -p "$build"
       nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
       "$nvcc" -O3 -arch=sm_90 bench/ceilings/mma_sync_peak.cu -o "$build/mma_sync_peak" &&
         "$build/mma_sync_peak" | tee "$out/mma-sync-peak.txt"
