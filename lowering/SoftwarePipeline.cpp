@@ -308,11 +308,10 @@ Value buildWholeBlocksTest(OpBuilder &b, Location loc, func::FuncOp func,
     return arith::ConstantOp::create(b, loc, b.getI1Type(),
                                      b.getBoolAttr(access.cols.value % perBlock == 0));
   Value cols = func.getArgument(access.cols.argument);
-  auto constant = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, cols.getType(), b.getIntegerAttr(cols.getType(), v));
-  };
-  Value rem = arith::RemSIOp::create(b, loc, cols, constant(perBlock));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, constant(0));
+  Value rem = arith::RemSIOp::create(
+      b, loc, cols, arith::ConstantIntOp::create(b, loc, cols.getType(), perBlock));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
+                               arith::ConstantIntOp::create(b, loc, cols.getType(), 0));
 }
 
 /// Whether `value` is the same in every program whose ids differ only along axis 0: it
@@ -362,9 +361,7 @@ Value buildClusterSharesTileTest(OpBuilder &b, Location loc, const BlockAccess &
   if (failed(collectProgramSlice(access.col, slice)))
     return Value();
   Type i32 = b.getI32Type();
-  auto constant = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, i32, b.getIntegerAttr(i32, v));
-  };
+  auto constant = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
   Value id = ProgramIdOp::create(b, loc, i32, b.getI32IntegerAttr(0));
   Value first = arith::AndIOp::create(b, loc, id, constant(~(ctas - 1)));
   auto columnOf = [&](Value program) {
@@ -489,7 +486,7 @@ struct TesselSoftwarePipelinePass
     IRRewriter rewriter(ctx);
     rewriter.setInsertionPoint(loop);
     auto constant = [&](OpBuilder &b, Type type, int64_t v) -> Value {
-      return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+      return arith::ConstantIntOp::create(b, loc, type, v);
     };
     Type i32 = rewriter.getI32Type();
 
@@ -631,7 +628,9 @@ struct TesselSoftwarePipelinePass
             return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
           };
           bool waits = shared && !emptyWait.empty();
-          TmaCopyOp::create(b, loc, map, start(access.row), start(access.col), tile, barrier,
+          // One op per statement (argument evaluation order is unspecified).
+          Value col = start(access.col), row = start(access.row);
+          TmaCopyOp::create(b, loc, map, row, col, tile, barrier,
                             inRange, whole, shared ? active : Value(),
                             waits ? emptyWait[0] : Value(), waits ? emptyWait[1] : Value(),
                             waits ? emptyWait[2] : Value(),
