@@ -21,6 +21,12 @@
 
 namespace tessel::bench {
 
+/// The median (the upper one of an even count) of `values`, not empty.
+inline double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 /// Median ms of `samples` runs after `warmup` untimed ones. `run` takes the run's index
 /// (to rotate inputs) or nothing.
 template <typename Fn>
@@ -48,8 +54,7 @@ double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
   }
   driver.eventDestroy(start);
   driver.eventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medianOf(std::move(times));
 }
 
 /// Each of `fns` timed in alternating rounds of `perRound` launches (`samples` launches
@@ -84,9 +89,7 @@ double sustainedMedianMs(Driver &driver, double seconds, Fn run, const std::stri
   auto start = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds)
     times.push_back(medianMs(driver, 0, 1, run));
-  std::vector<double> steady(times.begin() + times.size() / 2, times.end());
-  std::sort(steady.begin(), steady.end());
-  return steady[steady.size() / 2];
+  return medianOf(std::vector<double>(times.begin() + times.size() / 2, times.end()));
 }
 
 /// Medians (ms) of `a` and `b` over alternating rounds (roundMediansMs).
