@@ -1,0 +1,220 @@
+//===- test/interpreter/FlashAttentionTest.cpp - kernels/flash_attention.tsl on the CPU -===//
+//
+// The four attention kernels (forward, backward pre-pass, dK/dV, dQ) run in the interpreter
+// on small ragged shapes against attention computed in double from the same rounded inputs:
+// the output, the log-sum-exp and the three gradients. q, k and v are strided views of one
+// fused buffer (as the model's qkv projection is); dO has its own strides. Query and key
+// lengths differ in some cases, causal masks are aligned to the bottom-right corner, and
+// rows that see no key must come out as zeros (lse = +inf). The interpreter reports any
+// access a mask does not cover, so the ragged edges are checked too.
+//
+//===----------------------------------------------------------------------===//
+#include "test/interpreter/HostTensor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+using namespace tessel::interp;
+using namespace tessel::interp::test;
+
+namespace {
+
+struct Case {
+  int batch, heads, seqQ, seqK, head;
+  bool causal;
+  int blockM, blockN;
+};
+
+/// A (batch, heads, seq, head) view into a buffer: element offsets of its strides.
+struct View {
+  int64_t sb, sh, ss, offset;
+  int64_t at(int b, int h, int s, int d) const { return offset + b * sb + h * sh + s * ss + d; }
+};
+
+/// Attention in double: o, lse, and the gradients for dO.
+struct Reference {
+  std::vector<double> o, lse, dq, dk, dv;
+};
+
+Reference attention(const Case &c, double scale, const std::function<double(int, int, int, int)> &q,
+                    const std::function<double(int, int, int, int)> &k,
+                    const std::function<double(int, int, int, int)> &v,
+                    const std::function<double(int, int, int, int)> &dout) {
+  int B = c.batch, H = c.heads, M = c.seqQ, N = c.seqK, D = c.head;
+  Reference r;
+  r.o.assign(size_t(B * H * M * D), 0);
+  r.lse.assign(size_t(B * H * M), INFINITY);
+  r.dq.assign(size_t(B * H * M * D), 0);
+  r.dk.assign(size_t(B * H * N * D), 0);
+  r.dv.assign(size_t(B * H * N * D), 0);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      size_t bh = size_t(b * H + h);
+      std::vector<double> p(size_t(M * N), 0), dp(size_t(M * N), 0);
+      for (int i = 0; i < M; ++i) {
+        double mx = -INFINITY;
+        std::vector<double> s(size_t(N), -INFINITY);
+        for (int j = 0; j < N; ++j) {
+          if (c.causal && j > i + N - M)
+            continue;
+          double acc = 0;
+          for (int d = 0; d < D; ++d)
+            acc += q(b, h, i, d) * k(b, h, j, d);
+          s[size_t(j)] = acc * scale;
+          mx = std::max(mx, s[size_t(j)]);
+        }
+        if (mx == -INFINITY)
+          continue; // sees nothing: o = 0, lse = +inf
+        double sum = 0;
+        for (int j = 0; j < N; ++j)
+          sum += std::exp(s[size_t(j)] - mx);
+        r.lse[bh * M + size_t(i)] = mx + std::log(sum);
+        for (int j = 0; j < N; ++j)
+          p[size_t(i * N + j)] = std::exp(s[size_t(j)] - mx) / sum;
+      }
+      for (int i = 0; i < M; ++i)
+        for (int d = 0; d < D; ++d) {
+          double acc = 0;
+          for (int j = 0; j < N; ++j)
+            acc += p[size_t(i * N + j)] * v(b, h, j, d);
+          r.o[(bh * M + size_t(i)) * D + size_t(d)] = acc;
+        }
+      for (int i = 0; i < M; ++i) {
+        double delta = 0;
+        for (int d = 0; d < D; ++d)
+          delta += dout(b, h, i, d) * r.o[(bh * M + size_t(i)) * D + size_t(d)];
+        for (int j = 0; j < N; ++j) {
+          double acc = 0;
+          for (int d = 0; d < D; ++d)
+            acc += dout(b, h, i, d) * v(b, h, j, d);
+          dp[size_t(i * N + j)] = p[size_t(i * N + j)] * (acc - delta); // dS
+        }
+      }
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          double pij = p[size_t(i * N + j)], ds = dp[size_t(i * N + j)];
+          for (int d = 0; d < D; ++d) {
+            r.dv[(bh * N + size_t(j)) * D + size_t(d)] += pij * dout(b, h, i, d);
+            r.dq[(bh * M + size_t(i)) * D + size_t(d)] += scale * ds * k(b, h, j, d);
+            r.dk[(bh * N + size_t(j)) * D + size_t(d)] += scale * ds * q(b, h, i, d);
+          }
+        }
+    }
+  return r;
+}
+
+/// Largest |got - want| over the elements, relative to max(1, largest |want|).
+double relativeError(const HostTensor &got, const std::vector<double> &want) {
+  double err = 0, mag = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err = std::max(err, std::fabs(double(got.get(i)) - want[i]));
+    mag = std::max(mag, std::fabs(want[i]));
+  }
+  return err / mag;
+}
+
+class FlashAttentionTest : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
+  std::string dt = GetParam();
+  bool ieee = dt == "f32ieee";
+  if (ieee)
+    dt = "f32";
+  // bf16 rounds P to 8 bits before P V; f16 and tf32 to 11.
+  double tol = dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3;
+  const Case cases[] = {
+      {1, 1, 1, 1, 16, true, 16, 16},   {2, 3, 37, 37, 16, false, 16, 16},
+      {2, 3, 37, 37, 16, true, 16, 16}, {1, 2, 29, 45, 32, true, 32, 16},
+      {1, 2, 45, 29, 16, true, 16, 32}, {1, 1, 45, 29, 16, false, 32, 16},
+      {1, 1, 64, 64, 32, true, 32, 32},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(dt + (ieee ? " ieee" : "") + " batch " + std::to_string(c.batch) + " heads " +
+                 std::to_string(c.heads) + " seq_q " + std::to_string(c.seqQ) + " seq_k " +
+                 std::to_string(c.seqK) + " head " + std::to_string(c.head) +
+                 (c.causal ? " causal" : "") + " blocks " + std::to_string(c.blockM) + "x" +
+                 std::to_string(c.blockN));
+    std::vector<std::string> defines = {
+        "T=" + dt,
+        std::string("IEEE=") + (ieee ? "True" : "False"),
+        std::string("CAUSAL=") + (c.causal ? "True" : "False"),
+        "HEAD=" + std::to_string(c.head),
+        "BLOCK_M=" + std::to_string(c.blockM),
+        "BLOCK_N=" + std::to_string(c.blockN)};
+    SourceKernel fwd = compileKernel("flash_attention.tsl", "attention_fwd", defines);
+    SourceKernel pre = compileKernel("flash_attention.tsl", "attention_bwd_preprocess",
+                                     {"T=" + dt, "HEAD=" + std::to_string(c.head), "BLOCK_M=16"});
+    SourceKernel dkdv = compileKernel("flash_attention.tsl", "attention_bwd_dkdv", defines);
+    SourceKernel dqk = compileKernel("flash_attention.tsl", "attention_bwd_dq", defines);
+    ASSERT_TRUE(fwd.kernel && pre.kernel && dkdv.kernel && dqk.kernel);
+
+    int B = c.batch, H = c.heads, M = c.seqQ, N = c.seqK, D = c.head;
+    int L = std::max(M, N);
+    // One fused buffer (batch, seq, 3, heads, D + 3), as a qkv projection with padding.
+    int64_t rowStride = 3 * H * (D + 3);
+    HostTensor qkv = randomTensor(dt, size_t(B * L * rowStride), 11, 1.0f);
+    View qv{L * rowStride, D + 3, rowStride, 0};
+    View kv{L * rowStride, D + 3, rowStride, H * (D + 3)};
+    View vv{L * rowStride, D + 3, rowStride, 2 * H * (D + 3)};
+    // dO: (batch, seq, heads, D), i.e. transposed heads.
+    View dov{int64_t(M) * H * D, D, int64_t(H) * D, 0};
+    HostTensor dout = randomTensor(dt, size_t(B * M * H * D), 12, 1.0f);
+    HostTensor o(dt, size_t(B * H * M * D)), dq(dt, size_t(B * H * M * D));
+    HostTensor dk(dt, size_t(B * H * N * D)), dv(dt, size_t(B * H * N * D));
+    HostTensor lse("f32", size_t(B * H * M)), delta("f32", size_t(B * H * M));
+    MemoryMap mem;
+    mem.add(qkv.data(), qkv.bytes.size(), "qkv");
+    mem.add(dout.data(), dout.bytes.size(), "do");
+    mem.add(o.data(), o.bytes.size(), "o");
+    mem.add(dq.data(), dq.bytes.size(), "dq");
+    mem.add(dk.data(), dk.bytes.size(), "dk");
+    mem.add(dv.data(), dv.bytes.size(), "dv");
+    mem.add(lse.data(), lse.bytes.size(), "lse");
+    mem.add(delta.data(), delta.bytes.size(), "delta");
+    float scale = 1.0f / std::sqrt(float(D));
+    auto ptr = [&](const View &w) { return static_cast<void *>(&qkv.bytes[size_t(w.offset) * (dt == "f32" ? 4 : 2)]); };
+    auto strides = [](const View &w) {
+      return std::vector<Arg>{int(w.sb), int(w.sh), int(w.ss)};
+    };
+    auto cat = [](std::vector<Arg> a, const std::vector<Arg> &b) {
+      a.insert(a.end(), b.begin(), b.end());
+      return a;
+    };
+    int64_t qTiles = (M + c.blockM - 1) / c.blockM, kTiles = (N + c.blockN - 1) / c.blockN;
+    std::vector<Arg> common = {M, N, H, D, scale};
+    std::vector<Arg> qkvStrides = cat(cat(strides(qv), strides(kv)), strides(vv));
+    ASSERT_EQ(run(fwd, {qTiles, B * H}, cat(cat({o.data(), lse.data(), ptr(qv), ptr(kv), ptr(vv)}, common), qkvStrides), mem), "");
+    ASSERT_EQ(run(pre, {(M + 15) / 16, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
+    std::vector<Arg> bwdTail = cat(cat(common, qkvStrides), strides(dov));
+    ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data()}, bwdTail), mem), "");
+    ASSERT_EQ(run(dqk, {qTiles, B * H}, cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data()}, bwdTail), mem), "");
+
+    auto at = [&](const View &w) {
+      return [&, w](int b, int h, int s, int d) { return double(qkv.get(size_t(w.at(b, h, s, d)))); };
+    };
+    Reference ref = attention(c, scale, at(qv), at(kv), at(vv), [&](int b, int h, int s, int d) {
+      return double(dout.get(size_t(dov.at(b, h, s, d))));
+    });
+    EXPECT_LE(relativeError(o, ref.o), tol) << "output";
+    EXPECT_LE(relativeError(dq, ref.dq), 2 * tol) << "dq";
+    EXPECT_LE(relativeError(dk, ref.dk), 2 * tol) << "dk";
+    EXPECT_LE(relativeError(dv, ref.dv), 2 * tol) << "dv";
+    for (size_t i = 0; i < ref.lse.size(); ++i) {
+      if (std::isinf(ref.lse[i]))
+        EXPECT_TRUE(std::isinf(lse.get(i)) && lse.get(i) > 0) << "lse of an empty row " << i;
+      else
+        EXPECT_NEAR(lse.get(i), ref.lse[i], 1e-3 * (1 + std::fabs(ref.lse[i]))) << "lse " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, FlashAttentionTest,
+                         ::testing::Values("f32", "f32ieee", "bf16", "f16"));
+
+} // namespace
