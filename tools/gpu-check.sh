@@ -17,6 +17,8 @@
 # ceilings (hardware ceilings the targets are judged against: mma.sync's bf16 and tf32 peaks,
 # and its matmul inner loop fed from shared memory alone),
 # triton (Triton's matmul next to cuBLAS, on wgmma and with DISABLE_MMA_V3=1 on mma.sync).
+# attention (the FlashAttention op's GPU tests, tessel-bench attention's studies, Triton's FA2),
+# model-attention (tessel-bench model with --attention sdpa,tessel: small, xl; context 512, 2048).
 # TESSEL_GPU_TARGETS="a b" builds only those targets (default: everything).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
@@ -178,6 +180,25 @@ run)
           python3 bench/reference/triton_matmul.py --dtype f32,bf16 --json "$out/triton-$mode.json" 2>&1 |
           grep -v Warning | tee "$out/triton-$mode.txt" || true
       done
+      ;;
+    attention)
+      # FlashAttention: the op's GPU tests, then the three studies of tessel-bench attention
+      # (realistic shapes, the CS336 flash comparison and naive sweep) and Triton's FA2.
+      "$build"/bin/tessel-attention-gpu-tests > "$out/attention-tests.log" 2>&1 || true
+      grep -E "FAILED|PASSED|SKIPPED|tests ran" "$out/attention-tests.log" | tail -n 30
+      for study in ${ATTENTION_STUDIES:-realistic flash naive}; do
+        "$build"/bin/tessel-bench attention --study "$study" --json "$out/attention-$study.json" \
+          --csv "$out/attention-$study.csv" 2>&1 | tee "$out/attention-$study.txt" || true
+      done
+      python3 bench/reference/triton_attention.py --json "$out/attention-triton.json" 2>&1 |
+        grep -v Warning | tee "$out/attention-triton.txt" || true
+      ;;
+    model-attention)
+      # The model with Tessel's attention against SDPA: small and xl, context 512 and 2048.
+      "$build"/bin/tessel-bench model --model small,xl --context-length 512,2048 --batch-size 4 \
+        --mode train-step --precision bf16 --attention sdpa,tessel --warmup 3 --steps 10 \
+        --json "$out/model-attention.json" --markdown-file "$out/model-attention.md" 2>&1 |
+        tee "$out/model-attention.txt" || true
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).

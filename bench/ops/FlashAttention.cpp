@@ -1,0 +1,267 @@
+//===- bench/ops/FlashAttention.cpp - kernels/flash_attention.tsl as a torch op -===//
+
+#include "bench/ops/FlashAttention.h"
+#include "bench/kernels/KernelPackageDir.h"
+#include "bench/model/TesselOps.h"
+#include "runtime/Runtime.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/autograd.h>
+#include <torch/torch.h>
+
+#ifdef TESSEL_HAVE_TORCH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+namespace tessel::ops {
+namespace {
+
+[[noreturn]] void fail(const std::string &message) {
+  throw std::invalid_argument("flash_attention: " + message);
+}
+
+std::string describe(const torch::Tensor &t) {
+  std::ostringstream out;
+  out << t.sizes() << " " << t.scalar_type() << " on " << t.device();
+  return out.str();
+}
+
+/// The four kernels of one package (dtype, causal).
+struct Kernels {
+  TunedKernel fwd, preprocess, dkdv, dq;
+};
+
+const Kernels &kernelsFor(torch::ScalarType dtype, bool causal) {
+  static std::mutex mutex;
+  static std::map<std::string, Kernels> loaded;
+  const FlashAttentionOptions &options = flashAttentionOptions();
+  std::string name = dtype == torch::kBFloat16 ? "bf16"
+                     : dtype == torch::kHalf   ? "f16"
+                     : options.exactF32        ? "f32_ieee"
+                                               : "f32";
+  std::string file = "flash_attention_" + name + (causal ? "_causal" : "") + options.suffix;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = loaded.find(file);
+  if (it != loaded.end())
+    return it->second;
+  std::string dir = options.packageDir.empty() ? TESSEL_KERNEL_PACKAGE_DIR : options.packageDir;
+  if (dir.empty())
+    fail("no kernel packages: this build has no compiler and no TESSEL_PACKAGE_DIR "
+         "(see docs/gpu.md)");
+  Package package = Package::load(dir + "/" + file + ".tslpkg");
+  Kernels k{TunedKernel::load(package, "attention_fwd"),
+            TunedKernel::load(package, "attention_bwd_preprocess"),
+            TunedKernel::load(package, "attention_bwd_dkdv"),
+            TunedKernel::load(package, "attention_bwd_dq")};
+  return loaded.emplace(file, std::move(k)).first->second;
+}
+
+CUstream currentStream() {
+#ifdef TESSEL_HAVE_TORCH_CUDA
+  return reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream().stream());
+#else
+  return nullptr;
+#endif
+}
+
+int32_t i32(int64_t value, const char *what) {
+  if (value < 0 || value > std::numeric_limits<int32_t>::max())
+    fail(std::string(what) + " = " + std::to_string(value) + " does not fit the kernels' 32-bit indices");
+  return int32_t(value);
+}
+
+/// (batch, head, seq) strides of a 4-D tensor whose last dimension is contiguous.
+std::vector<Arg> strides3(const torch::Tensor &t, const char *name) {
+  for (int d = 0; d < 3; ++d)
+    if (t.size(d) > 1 && t.stride(d) < 0)
+      fail(std::string(name) + " has a negative stride");
+  // Offsets inside one (batch, head) slice are 32-bit.
+  i32((t.size(2) - 1) * t.stride(2) + t.size(3), (std::string(name) + "'s slice extent").c_str());
+  return {int32_t(t.stride(0)), i32(t.stride(1), name), i32(t.stride(2), name)};
+}
+
+/// The last dimension contiguous, as the kernels load rows of it (a copy otherwise).
+torch::Tensor rowsContiguous(const torch::Tensor &t) {
+  return t.size(3) <= 1 || t.stride(3) == 1 ? t : t.contiguous();
+}
+
+void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
+  args.insert(args.end(), more.begin(), more.end());
+}
+
+/// Checks q, k, v and brings them to one dtype (autocast) with contiguous rows.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> prepare(torch::Tensor q, torch::Tensor k,
+                                                                torch::Tensor v) {
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
+    fail("q, k and v must be 4-D (batch, heads, seq, head_dim); got q " + describe(q) + ", k " +
+         describe(k) + ", v " + describe(v));
+  if (!q.is_cuda() || q.device() != k.device() || q.device() != v.device())
+    fail("q, k and v must be on one CUDA device; got q " + describe(q) + ", k " + describe(k) +
+         ", v " + describe(v));
+  if (at::autocast::is_autocast_enabled(at::kCUDA)) {
+    auto dtype = at::autocast::get_autocast_dtype(at::kCUDA);
+    auto cast = [&](torch::Tensor &t) {
+      if (t.scalar_type() == torch::kFloat32)
+        t = t.to(dtype);
+    };
+    cast(q), cast(k), cast(v);
+  }
+  auto dtype = q.scalar_type();
+  if (dtype != torch::kBFloat16 && dtype != torch::kHalf && dtype != torch::kFloat32)
+    fail("dtype must be bf16, f16 or f32; got q " + describe(q));
+  if (k.scalar_type() != dtype || v.scalar_type() != dtype)
+    fail("q, k and v must have one dtype; got q " + describe(q) + ", k " + describe(k) + ", v " +
+         describe(v));
+  if (k.sizes() != v.sizes())
+    fail("k and v must have one shape; got k " + describe(k) + ", v " + describe(v));
+  if (q.size(0) != k.size(0) || q.size(1) != k.size(1) || q.size(3) != k.size(3))
+    fail("q and k must agree on batch, heads and head_dim; got q " + describe(q) + ", k " +
+         describe(k));
+  int64_t d = q.size(3);
+  if (d != 16 && d != 32 && d != 64 && d != 128 && d != 256)
+    fail("head_dim " + std::to_string(d) + " is not supported (16, 32, 64, 128 or 256)");
+  if (q.size(0) * q.size(1) > 65535)
+    fail("batch * heads = " + std::to_string(q.size(0) * q.size(1)) +
+         " exceeds the grid's 65535 programs in y");
+  return {rowsContiguous(q), rowsContiguous(k), rowsContiguous(v)};
+}
+
+/// Autograd: saves q, k, v, the output and lse; the backward recomputes P from lse.
+struct FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext *ctx, const torch::Tensor &q,
+                               const torch::Tensor &k, const torch::Tensor &v, bool causal,
+                               double scale) {
+    auto [out, lse] = flashAttentionForward(q, k, v, causal, scale);
+    ctx->save_for_backward({q, k, v, out, lse});
+    ctx->saved_data["causal"] = causal;
+    ctx->saved_data["scale"] = scale;
+    return out;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext *ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto [dq, dk, dv] =
+        flashAttentionBackward(grads[0], saved[0], saved[1], saved[2], saved[3], saved[4],
+                               ctx->saved_data["causal"].toBool(),
+                               ctx->saved_data["scale"].toDouble());
+    return {dq, dk, dv, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+} // namespace
+
+FlashAttentionOptions &flashAttentionOptions() {
+  static FlashAttentionOptions options;
+  return options;
+}
+
+std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &qIn,
+                                                               const torch::Tensor &kIn,
+                                                               const torch::Tensor &vIn,
+                                                               bool causal, double scale) {
+  auto [q, k, v] = prepare(qIn, kIn, vIn);
+#ifdef TESSEL_HAVE_TORCH_CUDA
+  c10::cuda::CUDAGuard guard(q.device());
+#endif
+  int64_t batch = q.size(0), heads = q.size(1), seqQ = q.size(2), seqK = k.size(2), d = q.size(3);
+  auto out = torch::empty({batch, heads, seqQ, d}, q.options());
+  auto lse = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
+  if (out.numel() == 0)
+    return {out, lse};
+  const Kernels &kernels = kernelsFor(q.scalar_type(), causal);
+  std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(), q.data_ptr(), k.data_ptr(),
+                           v.data_ptr(), i32(seqQ, "seq_q"), i32(seqK, "seq_k"),
+                           int32_t(heads), int32_t(d), float(scale)};
+  append(args, strides3(q, "q"));
+  append(args, strides3(k, "k"));
+  append(args, strides3(v, "v"));
+  auto grid = [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); };
+  kernels.fwd.launch(grid, args, currentStream());
+  return {out, lse};
+}
+
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
+flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
+                       const torch::Tensor &kIn, const torch::Tensor &vIn,
+                       const torch::Tensor &out, const torch::Tensor &lse, bool causal,
+                       double scale) {
+  auto [q, k, v] = prepare(qIn, kIn, vIn);
+#ifdef TESSEL_HAVE_TORCH_CUDA
+  c10::cuda::CUDAGuard guard(q.device());
+#endif
+  if (doutIn.sizes() != out.sizes())
+    fail("the output gradient has shape " + describe(doutIn) + ", the output " + describe(out));
+  torch::Tensor dout = rowsContiguous(doutIn.to(q.scalar_type()));
+  int64_t batch = q.size(0), heads = q.size(1), seqQ = q.size(2), seqK = k.size(2), d = q.size(3);
+  auto dq = torch::empty({batch, heads, seqQ, d}, q.options());
+  auto dk = torch::empty({batch, heads, seqK, d}, q.options());
+  auto dv = torch::empty({batch, heads, seqK, d}, q.options());
+  if (seqQ == 0 || seqK == 0 || batch * heads == 0) {
+    dk.zero_(), dv.zero_(), dq.zero_();
+    return {dq, dk, dv};
+  }
+  const Kernels &kernels = kernelsFor(q.scalar_type(), causal);
+  CUstream stream = currentStream();
+  auto delta = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
+  std::vector<Arg> pre = {delta.data_ptr(), out.data_ptr(), dout.data_ptr(),
+                          i32(seqQ, "seq_q"), int32_t(heads), int32_t(d)};
+  append(pre, strides3(dout, "the output gradient"));
+  kernels.preprocess.launch(
+      [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, pre, stream);
+
+  std::vector<Arg> tail = {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads), int32_t(d),
+                           float(scale)};
+  append(tail, strides3(q, "q"));
+  append(tail, strides3(k, "k"));
+  append(tail, strides3(v, "v"));
+  append(tail, strides3(dout, "the output gradient"));
+  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), q.data_ptr(), k.data_ptr(),
+                           v.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
+  append(dkdv, tail);
+  kernels.dkdv.launch(
+      [&](const Config &c) { return Grid(cdiv(seqK, c["BLOCK_N"]), batch * heads); }, dkdv, stream);
+  std::vector<Arg> dqArgs = {dq.data_ptr(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                             dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
+  append(dqArgs, tail);
+  kernels.dq.launch(
+      [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, dqArgs,
+      stream);
+  return {dq, dk, dv};
+}
+
+torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
+                             const torch::Tensor &v, bool causal, std::optional<double> scale) {
+  if (q.dim() != 4)
+    fail("q must be 4-D (batch, heads, seq, head_dim); got " + describe(q));
+  double s = scale ? *scale : 1.0 / std::sqrt(double(q.size(3)));
+  // Autocast's casts happen here, outside the autograd function, so that the gradients
+  // flow back through them to the f32 inputs.
+  auto [qc, kc, vc] = [&] {
+    if (!at::autocast::is_autocast_enabled(at::kCUDA))
+      return std::tuple{q, k, v};
+    auto dtype = at::autocast::get_autocast_dtype(at::kCUDA);
+    auto cast = [&](const torch::Tensor &t) {
+      return t.scalar_type() == torch::kFloat32 ? t.to(dtype) : t;
+    };
+    return std::tuple{cast(q), cast(k), cast(v)};
+  }();
+  return FlashAttentionFunction::apply(qc, kc, vc, causal, s);
+}
+
+void installFlashAttention() {
+  model::tesselOps().attention = [](const torch::Tensor &q, const torch::Tensor &k,
+                                    const torch::Tensor &v) {
+    return flashAttention(q, k, v, /*causal=*/true);
+  };
+}
+
+} // namespace tessel::ops

@@ -1,0 +1,64 @@
+//===- bench/ops/FlashAttention.h - kernels/flash_attention.tsl as a torch op -*- C++ -*-===//
+//
+// flashAttention(q, k, v, causal, scale) runs Tessel's FlashAttention-2 kernels through
+// the runtime (autotuned per sequence lengths and head dim) as a LibTorch autograd
+// function. It saves only q, k, v, the output and the per-row log-sum-exp, so its memory is
+// linear in the sequence length; the backward recomputes the probabilities.
+//
+//   q: (batch, heads, seq_q, d), k and v: (batch, heads, seq_k, d); d in 16, 32, 64, 128,
+//   256; bf16, f16 or f32 (through tf32 unless exactF32); any strides (q, k and v may be
+//   views of a fused projection) with the last dimension contiguous (otherwise copied).
+//   causal: bottom-right aligned when seq_q != seq_k, as FlashAttention-2.
+//   Under autocast, f32 inputs run in the autocast dtype (as scaled_dot_product_attention).
+//
+// Packages come from `packageDir` (kernels/CMakeLists.txt builds
+// flash_attention_<dtype>[_causal].tslpkg): bf16, f16, f32 and f32_ieee.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_OPS_FLASHATTENTION_H
+#define TESSEL_BENCH_OPS_FLASHATTENTION_H
+
+#include <torch/types.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace tessel::ops {
+
+struct FlashAttentionOptions {
+  /// Where flash_attention_*.tslpkg are; empty: the build's kernel package folder.
+  std::string packageDir;
+  /// Appended to package names: "_sm90a" loads the Hopper (wgmma) builds.
+  std::string suffix;
+  /// f32 inputs with exact f32 products instead of tf32.
+  bool exactF32 = false;
+};
+
+/// The process-wide options flashAttention() uses (set before the first call).
+FlashAttentionOptions &flashAttentionOptions();
+
+/// softmax(q k^T * scale [+ causal mask]) v with autograd. scale defaults to 1/sqrt(d).
+torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
+                             const torch::Tensor &v, bool causal,
+                             std::optional<double> scale = std::nullopt);
+
+/// The forward alone, no autograd: (output, lse) with lse (batch, heads, seq_q) in f32,
+/// natural log; +inf for a row that sees no key.
+std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &q,
+                                                               const torch::Tensor &k,
+                                                               const torch::Tensor &v,
+                                                               bool causal, double scale);
+
+/// The backward alone: (dq, dk, dv) from the forward's inputs, output and lse.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
+flashAttentionBackward(const torch::Tensor &dout, const torch::Tensor &q, const torch::Tensor &k,
+                       const torch::Tensor &v, const torch::Tensor &out, const torch::Tensor &lse,
+                       bool causal, double scale);
+
+/// Installs flashAttention (causal, default scale) as the model's TesselOps::attention.
+void installFlashAttention();
+
+} // namespace tessel::ops
+
+#endif // TESSEL_BENCH_OPS_FLASHATTENTION_H

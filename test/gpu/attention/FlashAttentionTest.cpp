@@ -1,0 +1,242 @@
+//===- test/gpu/attention/FlashAttentionTest.cpp - the attention op on the GPU -===//
+//
+// tessel::ops::flashAttention against attention in float64 on fresh random inputs, by
+// FlashAttention's own rule: Tessel's largest error (output, dq, dk, dv) is at most twice
+// that of naive attention computed in the same dtype (bf16/f16 matmuls; f32 through tf32,
+// or exact for the exact package), plus a small floor; the log-sum-exp to a tolerance.
+// Causal and not, ragged lengths, query length different from key length (causal aligned
+// bottom-right), every head dim and dtype, strided views of a fused qkv, autocast, and the
+// op's errors. Skipped without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/ops/FlashAttention.h"
+#include "runtime/Runtime.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+using namespace tessel;
+
+namespace {
+
+bool haveGpu() { return torch::cuda::is_available() && Driver::isAvailable(); }
+
+#define SKIP_WITHOUT_GPU()                                                                         \
+  if (!haveGpu())                                                                                  \
+  GTEST_SKIP() << "no GPU"
+
+/// softmax(q k^T * scale, bottom-right causal mask) v in the dtype of q; rows that see
+/// nothing give 0 (as the kernels do).
+torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                             bool causal, double scale) {
+  torch::Tensor s = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  int64_t lq = q.size(2), lk = k.size(2);
+  if (causal) {
+    auto i = torch::arange(lq, q.options().dtype(torch::kLong)).unsqueeze(1);
+    auto j = torch::arange(lk, q.options().dtype(torch::kLong)).unsqueeze(0);
+    s = s.masked_fill(j > i + (lk - lq), -INFINITY);
+  }
+  torch::Tensor p = torch::softmax(s, -1).nan_to_num(0.0);
+  return torch::matmul(p, v);
+}
+
+struct Grads {
+  torch::Tensor out, dq, dk, dv;
+};
+
+/// Output and gradients of `attention` for dO = `dout`, on copies of q, k, v in `dtype`.
+template <typename Fn>
+Grads run(Fn attention, const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+          const torch::Tensor &dout, torch::ScalarType dtype) {
+  auto leaf = [&](const torch::Tensor &t) { return t.to(dtype).detach().requires_grad_(true); };
+  torch::Tensor ql = leaf(q), kl = leaf(k), vl = leaf(v);
+  torch::Tensor out = attention(ql, kl, vl);
+  out.backward(dout.to(dtype));
+  return {out.detach(), ql.grad(), kl.grad(), vl.grad()};
+}
+
+double maxError(const torch::Tensor &x, const torch::Tensor &ref) {
+  return (x.to(torch::kFloat64) - ref).abs().max().item<double>();
+}
+
+struct Tolerance {
+  double floor; // absolute, for the exact path where the naive error is ~0
+};
+
+/// Checks Tessel (dtype) against naive (same dtype) and float64, output and gradients.
+void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, bool causal,
+               torch::ScalarType dtype, bool exact, const std::string &label) {
+  SCOPED_TRACE(label);
+  auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  torch::Tensor q = torch::randn({batch, heads, lq, d}, f64);
+  torch::Tensor k = torch::randn({batch, heads, lk, d}, f64);
+  torch::Tensor v = torch::randn({batch, heads, lk, d}, f64);
+  torch::Tensor dout = torch::randn({batch, heads, lq, d}, f64);
+  // Round the inputs to the dtype first: every side then sees the same numbers.
+  q = q.to(dtype).to(torch::kFloat64), k = k.to(dtype).to(torch::kFloat64);
+  v = v.to(dtype).to(torch::kFloat64), dout = dout.to(dtype).to(torch::kFloat64);
+  double scale = 1.0 / std::sqrt(double(d));
+  auto naive = [&](auto &a, auto &b, auto &c) { return naiveAttention(a, b, c, causal, scale); };
+  auto tessel = [&](auto &a, auto &b, auto &c) {
+    return ops::flashAttention(a, b, c, causal, scale);
+  };
+  ops::flashAttentionOptions().exactF32 = exact;
+  at::globalContext().setFloat32MatmulPrecision(exact ? "highest" : "high");
+  Grads ref = run(naive, q, k, v, dout, torch::kFloat64);
+  Grads base = run(naive, q, k, v, dout, dtype);
+  Grads got = run(tessel, q, k, v, dout, dtype);
+  at::globalContext().setFloat32MatmulPrecision("highest");
+  ops::flashAttentionOptions().exactF32 = false;
+  double floor = exact ? 2e-5 : 1e-4;
+  auto check = [&](const char *what, const torch::Tensor &x, const torch::Tensor &b,
+                   const torch::Tensor &r) {
+    double mine = maxError(x, r), naiveErr = maxError(b, r);
+    EXPECT_TRUE(std::isfinite(mine)) << what;
+    EXPECT_LE(mine, 2 * naiveErr + floor * (1 + r.abs().max().item<double>()))
+        << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
+  };
+  check("output", got.out, base.out, ref.out);
+  check("dq", got.dq, base.dq, ref.dq);
+  check("dk", got.dk, base.dk, ref.dk);
+  check("dv", got.dv, base.dv, ref.dv);
+
+  // The log-sum-exp (natural log), +inf for rows that see nothing.
+  auto [out, lse] = ops::flashAttentionForward(q.to(dtype), k.to(dtype), v.to(dtype), causal, scale);
+  torch::Tensor s = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  if (causal) {
+    auto i = torch::arange(lq, f64.dtype(torch::kLong)).unsqueeze(1);
+    auto j = torch::arange(lk, f64.dtype(torch::kLong)).unsqueeze(0);
+    s = s.masked_fill(j > i + (lk - lq), -INFINITY);
+  }
+  torch::Tensor refLse = torch::logsumexp(s, -1).masked_fill(torch::isneginf(torch::logsumexp(s, -1)), INFINITY);
+  torch::Tensor lse64 = lse.to(torch::kFloat64);
+  EXPECT_TRUE(torch::equal(torch::isinf(lse64), torch::isinf(refLse))) << "lse: infinite rows";
+  torch::Tensor finite = torch::isfinite(refLse);
+  if (finite.any().item<bool>()) {
+    double lseErr = (lse64.masked_select(finite) - refLse.masked_select(finite)).abs().max().item<double>();
+    double tol = dtype == torch::kFloat32 ? (exact ? 1e-4 : 2e-3) : 2e-2;
+    EXPECT_LE(lseErr, tol) << "lse";
+  }
+}
+
+struct DTypeCase {
+  const char *name;
+  torch::ScalarType dtype;
+  bool exact;
+};
+
+class FlashAttentionGpu : public ::testing::TestWithParam<std::tuple<DTypeCase, int>> {};
+
+TEST_P(FlashAttentionGpu, MatchesFloat64ByTheFlashAttentionRule) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(0);
+  auto [dt, d] = GetParam();
+  for (int64_t seq : {1, 17, 127, 128, 1000, 4099})
+    for (bool causal : {false, true}) {
+      int64_t heads = seq >= 1000 ? 1 : 3;
+      checkCase(2, heads, seq, seq, d, causal, dt.dtype, dt.exact,
+                std::string(dt.name) + " d=" + std::to_string(d) + " seq=" + std::to_string(seq) +
+                    (causal ? " causal" : ""));
+    }
+}
+
+TEST_P(FlashAttentionGpu, QueryAndKeyLengthsDiffer) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(1);
+  auto [dt, d] = GetParam();
+  for (auto [lq, lk] : {std::pair<int64_t, int64_t>{1, 300}, {300, 1}, {129, 1000}, {1000, 129},
+                        {64, 65}})
+    for (bool causal : {false, true})
+      checkCase(1, 2, lq, lk, d, causal, dt.dtype, dt.exact,
+                std::string(dt.name) + " d=" + std::to_string(d) + " lq=" + std::to_string(lq) +
+                    " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DTypesAndHeadDims, FlashAttentionGpu,
+    ::testing::Combine(::testing::Values(DTypeCase{"bf16", torch::kBFloat16, false},
+                                         DTypeCase{"f16", torch::kHalf, false},
+                                         DTypeCase{"f32", torch::kFloat32, false},
+                                         DTypeCase{"f32_exact", torch::kFloat32, true}),
+                       ::testing::Values(16, 32, 64, 128, 256)),
+    [](const auto &info) {
+      return std::string(std::get<0>(info.param).name) + "_d" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+// q, k, v as views of one fused projection (batch, seq, 3 * heads * d), as the model makes
+// them, and dO with its own strides: same numbers as contiguous copies.
+TEST(FlashAttentionViews, FusedQkvViewsMatchContiguousCopies) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(2);
+  int64_t batch = 2, seq = 333, heads = 4, d = 64;
+  auto opts = torch::TensorOptions().dtype(torch::kBFloat16).device(torch::kCUDA);
+  torch::Tensor qkv = torch::randn({batch, seq, 3 * heads * d}, opts).requires_grad_(true);
+  auto split = [&](torch::Tensor t, int i) {
+    return t.narrow(-1, i * heads * d, heads * d).view({batch, seq, heads, d}).transpose(1, 2);
+  };
+  torch::Tensor out = ops::flashAttention(split(qkv, 0), split(qkv, 1), split(qkv, 2), true);
+  torch::Tensor dout = torch::randn({batch, seq, heads, d}, opts).transpose(1, 2); // strided
+  out.backward(dout);
+  torch::Tensor copy = qkv.detach().clone().requires_grad_(true);
+  torch::Tensor out2 = ops::flashAttention(split(copy, 0).contiguous(), split(copy, 1).contiguous(),
+                                           split(copy, 2).contiguous(), true);
+  out2.backward(dout.contiguous());
+  EXPECT_TRUE(torch::equal(out, out2));
+  EXPECT_TRUE(torch::equal(qkv.grad(), copy.grad()));
+}
+
+// Under autocast, f32 inputs run in bf16 and their gradients come back in f32.
+TEST(FlashAttentionAutocast, F32InputsRunInTheAutocastDtype) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(3);
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA);
+  torch::Tensor q = torch::randn({1, 2, 100, 64}, f32).requires_grad_(true);
+  torch::Tensor k = torch::randn({1, 2, 100, 64}, f32), v = torch::randn({1, 2, 100, 64}, f32);
+  torch::Tensor out;
+  {
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, torch::kBFloat16);
+    out = ops::flashAttention(q, k, v, true);
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+  }
+  EXPECT_EQ(out.scalar_type(), torch::kBFloat16);
+  out.sum().backward();
+  ASSERT_TRUE(q.grad().defined());
+  EXPECT_EQ(q.grad().scalar_type(), torch::kFloat32);
+  torch::Tensor ref = ops::flashAttention(q.detach().to(torch::kBFloat16), k.to(torch::kBFloat16),
+                                          v.to(torch::kBFloat16), true);
+  EXPECT_TRUE(torch::equal(out, ref));
+}
+
+void expectError(const std::function<void()> &fn, const std::string &needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(FlashAttentionErrors, BadInputsGetClearMessages) {
+  SKIP_WITHOUT_GPU();
+  auto cuda = torch::TensorOptions().dtype(torch::kBFloat16).device(torch::kCUDA);
+  torch::Tensor q = torch::randn({1, 2, 8, 64}, cuda);
+  expectError([&] { ops::flashAttention(q.cpu(), q.cpu(), q.cpu(), true); }, "one CUDA device");
+  expectError([&] { ops::flashAttention(q, q.to(torch::kHalf), q, true); }, "one dtype");
+  expectError([&] { ops::flashAttention(q[0], q[0], q[0], true); }, "4-D");
+  torch::Tensor q80 = torch::randn({1, 2, 8, 80}, cuda);
+  expectError([&] { ops::flashAttention(q80, q80, q80, true); }, "head_dim 80 is not supported");
+  torch::Tensor k = torch::randn({1, 3, 8, 64}, cuda);
+  expectError([&] { ops::flashAttention(q, k, k, true); }, "agree on batch, heads and head_dim");
+  expectError([&] { ops::flashAttention(q, q, q.narrow(2, 0, 4), true); }, "k and v must have one shape");
+  torch::Tensor i = torch::ones({1, 2, 8, 64}, cuda.dtype(torch::kInt));
+  expectError([&] { ops::flashAttention(i, i, i, true); }, "dtype must be bf16, f16 or f32");
+}
+
+} // namespace
