@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -274,6 +275,27 @@ std::set<std::string> divisibleParams(const fe::ast::Function &kernel,
   return names;
 }
 
+/// The kernel's configurations after -D, without those over --max-stages (an error when
+/// none is left).
+std::optional<std::vector<fe::Specialization>>
+resolveKernelConfigs(const fe::ast::Function &kernel, const Options &opts,
+                     fe::DiagnosticEngine &diags) {
+  auto configs = fe::resolveConfigs(kernel, opts.defines, opts.numWarps, diags);
+  if (!configs || opts.maxStages == 0)
+    return configs;
+  configs->erase(std::remove_if(configs->begin(), configs->end(),
+                                [&](const fe::Specialization &spec) {
+                                  return spec.numStages > opts.maxStages;
+                                }),
+                 configs->end());
+  if (configs->empty()) {
+    diags.error(kernel.nameRange, "--max-stages " + std::to_string(opts.maxStages) +
+                                      " leaves no configuration of kernel '" + kernel.name + "'");
+    return std::nullopt;
+  }
+  return configs;
+}
+
 int finish(fe::DiagnosticEngine &diags, int code) {
   diags.flush(std::cerr);
   diags.printSummary(std::cerr);
@@ -342,7 +364,7 @@ int run(const Options &opts) {
   if (opts.emit != Emit::Package) {
     std::string result;
     for (const fe::ast::Function *kernel : kernels) {
-      auto configs = fe::resolveConfigs(*kernel, opts.defines, opts.numWarps, diags);
+      auto configs = resolveKernelConfigs(*kernel, opts, diags);
       if (!configs)
         continue;
       unsigned index = opts.config.value_or(0);
@@ -378,7 +400,7 @@ int run(const Options &opts) {
   double maxConfigMs = 0;
   size_t configCount = 0;
   for (const fe::ast::Function *kernel : kernels) {
-    auto configs = fe::resolveConfigs(*kernel, opts.defines, opts.numWarps, diags);
+    auto configs = resolveKernelConfigs(*kernel, opts, diags);
     if (!configs)
       continue;
     KernelInfo info;

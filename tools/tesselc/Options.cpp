@@ -42,6 +42,9 @@ OPTIONS:
                        fetch a bulk-copied B tile of whole 128-byte column blocks once
                        for all N (TMA multicast) where consecutive program ids copy the
                        same tile (tested in the kernel; default 1: no clusters)
+  --max-stages N       Compile only the configurations with num_stages <= N (e.g. for
+                       builds whose pipelined loops are slow to compile and gain
+                       little, such as exact-f32 FMA dots; default: all)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -187,6 +190,15 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.numWarps = n;
+    } else if (is("--max-stages")) {
+      unsigned n = 0;
+      if (!value("--max-stages", v) || !parseUnsigned("--max-stages", v, n))
+        return std::nullopt;
+      if (n == 0) {
+        fail("--max-stages must be at least 1");
+        return std::nullopt;
+      }
+      opts.maxStages = n;
     } else if (is("--config")) {
       unsigned n = 0;
       if (!value("--config", v) || !parseUnsigned("--config", v, n))

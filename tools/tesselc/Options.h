@@ -30,6 +30,8 @@ struct Options {
   std::string mmaTmaOperands = "ab";
   /// Programs per cluster sharing bulk-copied B tiles (1: no clusters).
   unsigned multicastB = 1;
+  /// Compile only the configurations with at most this many pipeline stages (0: all).
+  unsigned maxStages = 0;
   bool json = false;
   /// Print nothing on success (the in-process JIT compiles through the same driver).
   bool quiet = false;
