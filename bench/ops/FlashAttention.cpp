@@ -49,7 +49,7 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal) {
                                                : "f32";
   std::string file = "flash_attention_" + name + (causal ? "_causal" : "") + options.suffix;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = loaded.find(file);
+  auto it = loaded.find(file + "|" + options.prune);
   if (it != loaded.end())
     return it->second;
   std::string dir = options.packageDir.empty() ? TESSEL_KERNEL_PACKAGE_DIR : options.packageDir;
@@ -57,11 +57,13 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal) {
     fail("no kernel packages: this build has no compiler and no TESSEL_PACKAGE_DIR "
          "(see docs/gpu.md)");
   Package package = Package::load(dir + "/" + file + ".tslpkg");
-  Kernels k{TunedKernel::load(package, "attention_fwd"),
+  TuneOptions tuning;
+  tuning.prune = options.prune;
+  Kernels k{TunedKernel::load(package, "attention_fwd", tuning),
             TunedKernel::load(package, "attention_bwd_preprocess"),
-            TunedKernel::load(package, "attention_bwd_dkdv"),
-            TunedKernel::load(package, "attention_bwd_dq")};
-  return loaded.emplace(file, std::move(k)).first->second;
+            TunedKernel::load(package, "attention_bwd_dkdv", tuning),
+            TunedKernel::load(package, "attention_bwd_dq", tuning)};
+  return loaded.emplace(file + "|" + options.prune, std::move(k)).first->second;
 }
 
 CUstream currentStream() {

@@ -33,6 +33,9 @@ struct FlashAttentionOptions {
   std::string suffix;
   /// f32 inputs with exact f32 products instead of tf32.
   bool exactF32 = false;
+  /// An extra prune condition for the forward, dK/dV and dQ kernels' autotuning (e.g.
+  /// "num_stages != 2" to run only the 2-stage tiles; tests use it to cover every tile).
+  std::string prune;
 };
 
 /// The process-wide options flashAttention() uses (set before the first call).
