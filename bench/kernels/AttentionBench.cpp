@@ -1,0 +1,559 @@
+//===- AttentionBench.cpp - tessel-bench attention: naive vs Tessel vs SDPA ===//
+//
+// softmax(q k^T / sqrt(d) [+ causal mask]) v with autograd, q, k, v shaped (batch, heads,
+// seq, d), in three studies:
+//   naive      batch 8, one head, causal, d x seq grid: naive attention (q k^T, masked_fill,
+//              softmax, @ v in the given dtype) and Tessel's FlashAttention-2; forward and
+//              backward time and the memory in use before the backward.
+//   flash      batch 1, one head, causal, seq 128..65536, d 16..128, bf16 and f32: forward,
+//              backward and forward+backward latency of naive, Tessel and SDPA.
+//   realistic  (4, 16, 4096, 64) and (2, 16, 8192, 128), bf16, causal and not: TFLOP/s of
+//              Tessel, SDPA (its own choice), each SDPA backend forced, and naive.
+// Each measurement is the median of CUDA-event-timed runs after warm-up (KernelBench.h),
+// one implementation after the other (each alone in memory, so that one's OOM is its own).
+// The forward runs with autograd (the inputs require grad), as in training. The backward
+// is out.backward(grad) on a forward built once (retain_graph); the inputs' .grad are reset
+// (undefined) before each run, so the gradients are stolen, not accumulated (no extra add),
+// alike for every implementation. FLOPs: forward 4 B H Lq Lk d, halved when causal; the
+// backward 2.5 times the forward (FlashAttention's convention). Every row carries the max
+// abs error of its output and gradients against a reference (naive in the naive study,
+// SDPA's choice otherwise), so that a fast but wrong result shows. An OOM is reported and the
+// sweep goes on; so does an error, but Tessel or naive failing makes the exit status 1.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/kernels/KernelBench.h"
+#include "bench/kernels/SourceDir.h"
+#include "bench/ops/FlashAttention.h"
+#include "bench/tools/CudaSupport.h"
+#include "bench/tools/Flags.h"
+#include "bench/tools/Report.h"
+#include "bench/tools/Subcommand.h"
+#include "runtime/Runtime.h"
+
+#include <ATen/Context.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <sys/wait.h>
+#include <tuple>
+
+using namespace tessel;
+using namespace tessel::bench;
+
+namespace {
+
+struct Options {
+  std::vector<std::string> studies = {"all"}, flashDtypes = {"bf16", "f32"};
+  std::string naiveDtype = "f32", packages, suffix, json, csv, markdown, plot;
+  std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
+  int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
+  bool exactF32 = false;
+};
+
+struct Shape {
+  int64_t batch, heads, seq, d;
+  std::string dtype;
+  bool causal;
+};
+
+enum class Kind { Naive, Tessel, Sdpa };
+struct Impl {
+  std::string name;
+  Kind kind;
+  std::optional<at::SDPBackend> only; ///< SDPA with this backend alone enabled
+};
+const Impl kNaive{"naive", Kind::Naive, {}}, kTessel{"tessel", Kind::Tessel, {}},
+    kSdpa{"sdpa", Kind::Sdpa, {}};
+
+/// How one implementation is timed: runs per median, and whether fwd+bwd is timed too.
+struct Plan {
+  int64_t warmup, samples;
+  bool fwdBwd;
+};
+
+torch::ScalarType dtypeOf(const std::string &name) {
+  if (name == "f32")
+    return torch::kFloat32;
+  if (name == "bf16")
+    return torch::kBFloat16;
+  if (name == "f16")
+    return torch::kFloat16;
+  throw std::invalid_argument("unknown dtype '" + name + "' (f32, bf16, f16)");
+}
+
+/// Enables only one of SDPA's CUDA backends while alive (nothing changes without one).
+class SdpaOnly {
+public:
+  explicit SdpaOnly(std::optional<at::SDPBackend> backend)
+      : saved_{ctx().userEnabledFlashSDP(), ctx().userEnabledMemEfficientSDP(),
+               ctx().userEnabledCuDNNSDP(), ctx().userEnabledMathSDP()},
+        active_(backend.has_value()) {
+    if (active_)
+      set({*backend == at::SDPBackend::flash_attention,
+           *backend == at::SDPBackend::efficient_attention,
+           *backend == at::SDPBackend::cudnn_attention, *backend == at::SDPBackend::math});
+  }
+  ~SdpaOnly() {
+    if (active_)
+      set(saved_);
+  }
+  SdpaOnly(const SdpaOnly &) = delete;
+  SdpaOnly &operator=(const SdpaOnly &) = delete;
+
+private:
+  using Flags = std::array<bool, 4>; // flash, efficient, cudnn, math
+  static at::Context &ctx() { return at::globalContext(); }
+  static void set(const Flags &f) {
+    ctx().setSDPUseFlash(f[0]);
+    ctx().setSDPUseMemEfficient(f[1]);
+    ctx().setSDPUseCuDNN(f[2]);
+    ctx().setSDPUseMath(f[3]);
+  }
+  Flags saved_;
+  bool active_;
+};
+
+torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                             bool causal) {
+  torch::Tensor scores =
+      torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(q.size(-1))));
+  if (causal) {
+    torch::Tensor future =
+        torch::ones({q.size(-2), k.size(-2)}, q.options().dtype(torch::kBool)).triu(1);
+    scores = scores.masked_fill(future, -INFINITY);
+  }
+  return torch::matmul(torch::softmax(scores, -1), v);
+}
+
+torch::Tensor attention(const Impl &impl, const torch::Tensor &q, const torch::Tensor &k,
+                        const torch::Tensor &v, bool causal) {
+  switch (impl.kind) {
+  case Kind::Naive:
+    return naiveAttention(q, k, v, causal);
+  case Kind::Tessel:
+    return ops::flashAttention(q, k, v, causal);
+  case Kind::Sdpa:
+    break;
+  }
+  SdpaOnly only(impl.only);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
+}
+
+/// The backend SDPA picks for these inputs under impl's toggles.
+std::string sdpaChoice(const Impl &impl, const torch::Tensor &q, const torch::Tensor &k,
+                       const torch::Tensor &v, bool causal) {
+  SdpaOnly only(impl.only);
+  // at::SDPBackend's values: math 0, flash 1, efficient 2, cudnn 3, overrideable 4.
+  static const char *const names[] = {"math", "flash", "efficient", "cudnn", "overrideable"};
+  int64_t choice = at::_fused_sdp_choice(q, k, v, {}, 0.0, causal);
+  return choice >= 0 && choice < 5 ? names[choice] : "none";
+}
+
+struct Inputs {
+  torch::Tensor q, k, v, grad;
+  void clearGrads() const {
+    for (const torch::Tensor *t : {&q, &k, &v})
+      t->mutable_grad() = torch::Tensor();
+  }
+};
+
+Inputs makeInputs(const Shape &s) {
+  auto options = torch::TensorOptions().dtype(dtypeOf(s.dtype)).device(torch::kCUDA);
+  auto make = [&] { return torch::randn({s.batch, s.heads, s.seq, s.d}, options); };
+  return {make().requires_grad_(), make().requires_grad_(), make().requires_grad_(), make()};
+}
+
+/// What an implementation computed: its output and gradients, for the error columns.
+struct Outputs {
+  torch::Tensor out, dq, dk, dv;
+};
+
+double flopForward(const Shape &s) {
+  double flop = 4.0 * s.batch * s.heads * s.seq * s.seq * s.d;
+  return s.causal ? flop / 2 : flop;
+}
+
+double tflops(double flop, double ms) { return flop / (ms * 1e-3) / 1e12; }
+
+/// Times impl on `in`, setting the record's fields as each measurement completes (an OOM
+/// in the backward keeps the forward's).
+Outputs measure(const Impl &impl, const Shape &s, const Inputs &in, const Plan &plan,
+                Driver &driver, Record &r) {
+  auto forward = [&] { return attention(impl, in.q, in.k, in.v, s.causal); };
+  if (impl.kind == Kind::Sdpa)
+    r.set("backend", sdpaChoice(impl, in.q, in.k, in.v, s.causal));
+  double fwdMs = medianMs(driver, plan.warmup, plan.samples, [&] { forward(); });
+  r.set("fwd_ms", fwdMs);
+  r.set("fwd_tflops", tflops(flopForward(s), fwdMs));
+  cudaSynchronize();
+  int64_t before = cudaAllocatedBytes();
+  torch::Tensor out = forward();
+  cudaSynchronize();
+  int64_t after = cudaAllocatedBytes();
+  r.set("mem_before_bwd_mib", double(after) / (1 << 20));
+  r.set("forward_mib", double(after - before) / (1 << 20));
+  double bwdMs = medianMs(driver, plan.warmup, plan.samples, [&] {
+    in.clearGrads();
+    out.backward(in.grad, /*retain_graph=*/true);
+  });
+  r.set("bwd_ms", bwdMs);
+  r.set("bwd_tflops", tflops(2.5 * flopForward(s), bwdMs));
+  if (plan.fwdBwd)
+    r.set("fwd_bwd_ms", medianMs(driver, plan.warmup, plan.samples, [&] {
+            in.clearGrads();
+            forward().backward(in.grad);
+          }));
+  return {out.detach(), in.q.grad(), in.k.grad(), in.v.grad()};
+}
+
+/// Sets status to "OOM", "n/a: <reason>" (SDPA backends that refuse) or "error: <reason>"
+/// (the first line, shortened), and message to the whole message when there is more. Returns
+/// whether it was an error.
+bool setFailure(Record &r, const std::exception &e, const Impl &impl) {
+  auto *c10Error = dynamic_cast<const c10::Error *>(&e);
+  std::string message = c10Error ? c10Error->what_without_backtrace() : e.what();
+  if (dynamic_cast<const c10::OutOfMemoryError *>(&e) ||
+      message.find("out of memory") != std::string::npos) {
+    r.set("status", "OOM");
+    return false;
+  }
+  std::string line = message.substr(0, message.find('\n'));
+  if (line.size() > 100)
+    line = line.substr(0, 97) + "...";
+  r.set("status", (impl.kind == Kind::Sdpa ? "n/a: " : "error: ") + line);
+  if (line != message)
+    r.set("message", message);
+  return impl.kind != Kind::Sdpa;
+}
+
+Record baseRecord(const std::string &study, const Shape &s, const Impl &impl) {
+  Record r;
+  r.set("study", study);
+  r.set("impl", impl.name);
+  r.set("dtype", s.dtype);
+  r.set("batch", s.batch);
+  r.set("heads", s.heads);
+  r.set("seq", s.seq);
+  r.set("d", s.d);
+  r.set("causal", int64_t(s.causal));
+  return r;
+}
+
+double maxAbsDiff(const torch::Tensor &a, const torch::Tensor &b) {
+  return (a.to(torch::kFloat32) - b.to(torch::kFloat32)).abs().max().item<double>();
+}
+
+/// Sets max_err / grad_max_err against `reference` (or naive, or SDPA, whichever ran) and
+/// fwd_bwd_vs_sdpa (SDPA's fwd+bwd time over this one's).
+void compare(std::vector<Record> &rows, const std::vector<Outputs> &outputs,
+             const std::string &reference) {
+  auto find = [&](const std::string &name) -> int {
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (std::get<std::string>(*rows[i].get("impl")) == name && outputs[i].out.defined())
+        return int(i);
+    return -1;
+  };
+  int ref = find(reference);
+  ref = ref >= 0 ? ref : find("naive") >= 0 ? find("naive") : find("sdpa");
+  int sdpa = find("sdpa");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Outputs &o = outputs[i];
+    if (!o.out.defined())
+      continue;
+    if (ref >= 0) {
+      const Outputs &x = outputs[ref];
+      rows[i].set("error_vs", std::get<std::string>(*rows[ref].get("impl")));
+      rows[i].set("max_err", maxAbsDiff(o.out, x.out));
+      rows[i].set("grad_max_err", std::max({maxAbsDiff(o.dq, x.dq), maxAbsDiff(o.dk, x.dk),
+                                            maxAbsDiff(o.dv, x.dv)}));
+    }
+    const Value *mine = rows[i].get("fwd_bwd_ms");
+    const Value *theirs = sdpa >= 0 ? rows[sdpa].get("fwd_bwd_ms") : nullptr;
+    if (mine && theirs)
+      rows[i].set("fwd_bwd_vs_sdpa", std::get<double>(*theirs) / std::get<double>(*mine));
+  }
+}
+
+void printProgress(const Record &r) {
+  std::cerr << "attention " << std::get<std::string>(*r.get("study"));
+  for (const char *key : {"impl", "dtype", "batch", "heads", "seq", "d", "causal"})
+    std::cerr << " " << key << "=" << formatValue(*r.get(key), 0);
+  for (const char *key : {"fwd_ms", "bwd_ms", "fwd_bwd_ms"})
+    if (const Value *v = r.get(key))
+      std::cerr << " " << key << "=" << formatValue(*v, 3);
+  std::cerr << " " << std::get<std::string>(*r.get("status")) << "\n";
+  if (const Value *message = r.get("message"))
+    std::cerr << "  " << std::get<std::string>(*message) << "\n";
+}
+
+/// Every implementation on one shape, one after the other; the cache emptied after each.
+std::vector<Record> runShape(const std::string &study, const Shape &s,
+                             const std::vector<Impl> &impls, const Plan &plan,
+                             const std::string &reference, Driver &driver, bool &failed) {
+  Inputs in = makeInputs(s);
+  std::vector<Record> rows;
+  std::vector<Outputs> outputs;
+  for (const Impl &impl : impls) {
+    Record r = baseRecord(study, s, impl);
+    Outputs o;
+    try {
+      o = measure(impl, s, in, plan, driver, r);
+      r.set("status", "ok");
+    } catch (const std::exception &e) {
+      failed |= setFailure(r, e, impl);
+    }
+    in.clearGrads();
+    cudaEmptyCache();
+    printProgress(r);
+    rows.push_back(std::move(r));
+    outputs.push_back(std::move(o));
+  }
+  compare(rows, outputs, reference);
+  cudaEmptyCache();
+  return rows;
+}
+
+std::vector<Record> naiveStudy(const Options &o, Driver &driver, bool &failed) {
+  std::vector<Record> records;
+  for (int64_t d : o.headDims)
+    for (int64_t seq : o.naiveSeqs)
+      for (Record &r : runShape("naive", {8, 1, seq, d, o.naiveDtype, true}, {kNaive, kTessel},
+                                {o.warmup, o.passes, false}, "naive", driver, failed))
+        records.push_back(std::move(r));
+  return records;
+}
+
+std::vector<Record> flashStudy(const Options &o, Driver &driver, bool &failed) {
+  std::vector<Record> records;
+  for (const std::string &dtype : o.flashDtypes)
+    for (int64_t d : o.headDims)
+      for (int64_t seq = o.minSeq; seq <= o.maxSeq; seq *= 2)
+        for (Record &r : runShape("flash", {1, 1, seq, d, dtype, true}, {kNaive, kTessel, kSdpa},
+                                  {o.warmup, o.sweepSamples, true}, "sdpa", driver, failed))
+          records.push_back(std::move(r));
+  return records;
+}
+
+std::vector<Record> realisticStudy(const Options &o, Driver &driver, bool &failed) {
+  std::vector<Impl> impls = {kTessel,
+                             kSdpa,
+                             {"sdpa-cudnn", Kind::Sdpa, at::SDPBackend::cudnn_attention},
+                             {"sdpa-flash", Kind::Sdpa, at::SDPBackend::flash_attention},
+                             {"sdpa-efficient", Kind::Sdpa, at::SDPBackend::efficient_attention},
+                             kNaive};
+  std::vector<Record> records;
+  for (Shape s : {Shape{4, 16, 4096, 64, "bf16", true}, Shape{2, 16, 8192, 128, "bf16", true}})
+    for (bool causal : {true, false}) {
+      s.causal = causal;
+      for (Record &r :
+           runShape("realistic", s, impls, {o.warmup, o.samples, false}, "sdpa", driver, failed))
+        records.push_back(std::move(r));
+    }
+  return records;
+}
+
+/// The table of one study: (header, field, decimals; -1: text, left aligned).
+std::vector<Column> columnsFor(const std::string &study) {
+  using Spec = std::tuple<const char *, const char *, int>;
+  std::vector<Spec> specs;
+  // clang-format off
+  if (study == "naive")
+    specs = {{"impl", "impl", -1}, {"dtype", "dtype", -1}, {"d", "d", 0}, {"seq", "seq", 0},
+             {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3},
+             {"MiB before bwd", "mem_before_bwd_mib", 1}, {"fwd MiB", "forward_mib", 1}};
+  else if (study == "flash")
+    specs = {{"dtype", "dtype", -1}, {"d", "d", 0}, {"seq", "seq", 0}, {"impl", "impl", -1},
+             {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3}, {"fwd+bwd ms", "fwd_bwd_ms", 3},
+             {"sdpa/this", "fwd_bwd_vs_sdpa", 2}};
+  else
+    specs = {{"B", "batch", 0}, {"H", "heads", 0}, {"L", "seq", 0}, {"d", "d", 0},
+             {"causal", "causal", 0}, {"impl", "impl", -1}, {"backend", "backend", -1},
+             {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3}, {"fwd TFLOP/s", "fwd_tflops", 1},
+             {"bwd TFLOP/s", "bwd_tflops", 1}};
+  specs.insert(specs.end(), {{"max err", "max_err", 5}, {"grad err", "grad_max_err", 5},
+                             {"status", "status", -1}});
+  // clang-format on
+  std::vector<Column> columns;
+  for (auto [header, key, decimals] : specs)
+    columns.push_back(fieldColumn(header, key, std::max(decimals, 0), decimals < 0));
+  return columns;
+}
+
+Record metaRecord(const Options &o, const DeviceInfo &device) {
+  Record meta;
+  meta.set("tool", "tessel-bench attention");
+  meta.set("version", versionString());
+  meta.set("device", device.name);
+  meta.set("driver_version", int64_t(device.driverVersion));
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  meta.set("date", std::string(date));
+  meta.set("torch_version", std::string(TORCH_VERSION));
+  meta.set("warmup", o.warmup);
+  meta.set("passes", o.passes);
+  meta.set("sweep_samples", o.sweepSamples);
+  meta.set("samples", o.samples);
+  meta.set("package_suffix", o.suffix);
+  meta.set("exact_f32", int64_t(o.exactF32));
+  meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal), bwd 2.5x fwd");
+  return meta;
+}
+
+/// Writes JSON, CSV and markdown of everything so far (after each study, so that a run cut
+/// short keeps the studies it finished).
+void writeOutputs(const Options &o, const Record &meta, const std::vector<Record> &records,
+                  const std::string &markdownTables) {
+  if (!o.json.empty())
+    writeFile(o.json, [&](std::ostream &out) { writeJson(out, meta, records); });
+  if (!o.csv.empty())
+    writeFile(o.csv, [&](std::ostream &out) { writeCsv(out, records); });
+  if (!o.markdown.empty())
+    writeFile(o.markdown, [&](std::ostream &out) { out << markdownTables; });
+}
+
+std::string shellQuote(const std::string &text) {
+  std::string out = "'";
+  for (char c : text)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// bench/reference/plot_attention.py in the source tree this was built from, or beside the
+/// executable's build folder (<root>/<build>/bin/tessel-bench).
+std::filesystem::path plotScript() {
+  namespace fs = std::filesystem;
+  const fs::path relative = "bench/reference/plot_attention.py";
+  fs::path built = fs::path(TESSEL_SOURCE_DIR) / relative;
+  std::error_code error;
+  fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  fs::path beside = exe.parent_path().parent_path().parent_path() / relative;
+  return fs::exists(built) || error || !fs::exists(beside) ? built : beside;
+}
+
+/// Runs the plot script; says how to plot later when it cannot (no python3 or matplotlib).
+void plot(const std::string &json, const std::string &png) {
+  std::string command = "python3 " + shellQuote(plotScript().string()) + " --json " +
+                        shellQuote(json) + " --out " + shellQuote(png);
+  int status = std::system(command.c_str());
+  if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::cerr << "tessel-bench attention: plotted " << png << "\n";
+    return;
+  }
+  std::cerr << "tessel-bench attention: could not plot (needs python3 with matplotlib); "
+            << "later: " << command << "\n";
+}
+
+/// Parses the flags into `o`; std::nullopt means "go on", otherwise the exit code.
+std::optional<int> parseFlags(int argc, char **argv, Options &o) {
+  FlagParser flags("tessel-bench attention",
+                   "Attention with autograd: naive, Tessel's FlashAttention-2 and "
+                   "scaled_dot_product_attention (its backends), times, memory and TFLOP/s");
+  flags.addList("study", "LIST", "naive, flash, realistic or all", o.studies);
+  flags.addList("head-dim", "LIST", "head dims d of the naive and flash studies", o.headDims);
+  flags.addList("naive-seq", "LIST", "sequence lengths of the naive study", o.naiveSeqs);
+  flags.add("dtype", "DTYPE", "dtype of the naive study (f32, bf16, f16)", o.naiveDtype);
+  flags.add("passes", "N", "timed passes per measurement in the naive study (median)", o.passes);
+  flags.add("min-seq", "N", "shortest sequence of the flash study (then doubled)", o.minSeq);
+  flags.add("max-seq", "N", "longest sequence of the flash study", o.maxSeq);
+  flags.addList("flash-dtype", "LIST", "dtypes of the flash study", o.flashDtypes);
+  flags.add("sweep-samples", "N", "timed runs per measurement in the flash study", o.sweepSamples);
+  flags.add("samples", "N", "timed runs per measurement in the realistic study", o.samples);
+  flags.add("warmup", "N", "untimed runs before each measurement", o.warmup);
+  flags.add("packages", "DIR", "folder with flash_attention_*.tslpkg (default: the build's)",
+            o.packages);
+  flags.add("suffix", "S", "load flash_attention_<dtype>[_causal]<S>.tslpkg (e.g. _sm90a)",
+            o.suffix);
+  flags.addSwitch("exact-f32", "Tessel's f32 with exact f32 products (default: tf32)", o.exactF32);
+  flags.add("json", "FILE", "write the results as JSON (--plot alone: FILE.json beside it)",
+            o.json);
+  flags.add("csv", "FILE", "write the results as CSV", o.csv);
+  flags.add("markdown", "FILE", "write the tables as markdown", o.markdown);
+  flags.add("plot", "FILE.png", "plot with bench/reference/plot_attention.py (needs matplotlib)",
+            o.plot);
+  if (auto exit = flags.parseOrExit(argc, argv))
+    return exit;
+  auto usage = [](const std::string &message) {
+    std::cerr << "tessel-bench attention: " << message << "\n";
+    return std::optional<int>(2);
+  };
+  for (const std::string &study : o.studies)
+    if (study != "naive" && study != "flash" && study != "realistic" && study != "all")
+      return usage("--study: unknown study '" + study + "' (naive, flash, realistic, all)");
+  try {
+    dtypeOf(o.naiveDtype);
+    for (const std::string &dtype : o.flashDtypes)
+      dtypeOf(dtype);
+  } catch (const std::invalid_argument &e) {
+    return usage(e.what());
+  }
+  auto positive = [](const std::vector<int64_t> &values) {
+    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v > 0; });
+  };
+  if (!positive(o.headDims) || !positive(o.naiveSeqs) ||
+      !positive({o.passes, o.samples, o.sweepSamples}) || o.warmup < 0)
+    return usage("--head-dim, --naive-seq, --passes, --samples and --sweep-samples must be "
+                 "positive, --warmup not negative");
+  if (o.minSeq <= 0 || o.maxSeq < o.minSeq)
+    return usage("--min-seq must be positive and at most --max-seq");
+  if (!o.plot.empty() && o.json.empty())
+    o.json = std::filesystem::path(o.plot).replace_extension(".json").string();
+  return std::nullopt;
+}
+
+int runAttention(int argc, char **argv) {
+  Options o;
+  if (auto exit = parseFlags(argc, argv, o))
+    return *exit;
+  if (!torch::cuda::is_available() || !Driver::isAvailable()) {
+    std::cerr << "tessel-bench attention: needs a GPU\n";
+    return 1;
+  }
+  Driver &driver = Driver::get();
+  torch::zeros({1}, torch::kCUDA); // LibTorch's primary context becomes current
+  driver.ensureCurrent(0);
+  ops::flashAttentionOptions() = {o.packages, o.suffix, o.exactF32};
+  Record meta = metaRecord(o, driver.deviceInfo(0));
+  std::cout << "device: " << driver.deviceInfo(0).name << ", driver "
+            << driver.deviceInfo(0).driverVersion << ", torch " << TORCH_VERSION << "\n";
+
+  using Study = std::vector<Record> (*)(const Options &, Driver &, bool &);
+  const std::pair<const char *, Study> studies[] = {
+      {"naive", naiveStudy}, {"flash", flashStudy}, {"realistic", realisticStudy}};
+  auto chosen = [&](const std::string &name) {
+    for (const std::string &s : o.studies)
+      if (s == name || s == "all")
+        return true;
+    return false;
+  };
+  std::vector<Record> records;
+  std::string markdown;
+  bool failed = false;
+  for (const auto &[name, study] : studies) {
+    if (!chosen(name))
+      continue;
+    std::vector<Record> rows = study(o, driver, failed);
+    std::cout << "\n" << name << " study\n" << formatTable(rows, columnsFor(name));
+    markdown += std::string("\n### ") + name + " study\n\n" +
+                formatTable(rows, columnsFor(name), /*markdown=*/true);
+    records.insert(records.end(), rows.begin(), rows.end());
+    writeOutputs(o, meta, records, markdown);
+  }
+  if (!o.plot.empty())
+    plot(o.json, o.plot);
+  return failed ? 1 : 0;
+}
+
+} // namespace
+
+TESSEL_BENCH_SUBCOMMAND("attention",
+                        "naive attention vs Tessel's FlashAttention-2 vs SDPA: time, memory, "
+                        "TFLOP/s",
+                        runAttention);
