@@ -519,7 +519,10 @@ int runAttention(int argc, char **argv) {
   Driver &driver = Driver::get();
   torch::zeros({1}, torch::kCUDA); // LibTorch's primary context becomes current
   driver.ensureCurrent(0);
-  ops::flashAttentionOptions() = {o.packages, o.suffix, o.exactF32};
+  ops::FlashAttentionOptions &fa = ops::flashAttentionOptions();
+  fa.packageDir = o.packages;
+  fa.suffix = o.suffix;
+  fa.exactF32 = o.exactF32;
   Record meta = metaRecord(o, driver.deviceInfo(0));
   std::cout << "device: " << driver.deviceInfo(0).name << ", driver "
             << driver.deviceInfo(0).driverVersion << ", torch " << TORCH_VERSION << "\n";
