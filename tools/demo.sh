@@ -3,8 +3,12 @@
 # then (on a machine with a GPU) check it and benchmark it against torch.softmax.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/build.sh > /dev/null
 build=${BUILD_DIR:-build}
+if [ ! -f "$build/bin/tesselc" ]; then
+  echo "== first build: compiler, runtime, harness, tests and every kernel package;"
+  echo "   about 40 minutes on 2 cores (later builds are incremental). ninja's progress:"
+fi
+bash tools/build.sh
 echo "== tesselc kernels/softmax.tsl -D T=f32 -o $build/softmax_f32.tslpkg"
 "$build/bin/tesselc" kernels/softmax.tsl -D T=f32 -o "$build/softmax_f32.tslpkg"
 echo
