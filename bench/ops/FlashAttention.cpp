@@ -14,6 +14,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -86,8 +87,11 @@ std::vector<Arg> strides3(const torch::Tensor &t, const char *name) {
     if (t.size(d) > 1 && t.stride(d) < 0)
       fail(std::string(name) + " has a negative stride");
   // Offsets inside one (batch, head) slice are 32-bit.
-  i32((t.size(2) - 1) * t.stride(2) + t.size(3), (std::string(name) + "'s slice extent").c_str());
-  return {int32_t(t.stride(0)), i32(t.stride(1), name), i32(t.stride(2), name)};
+  i32(std::max<int64_t>(t.size(2) - 1, 0) * t.stride(2) + t.size(3),
+      (std::string(name) + "'s slice extent").c_str());
+  std::string what = std::string(name) + "'s stride";
+  return {i32(t.stride(0), what.c_str()), i32(t.stride(1), what.c_str()),
+          i32(t.stride(2), what.c_str())};
 }
 
 /// The last dimension contiguous, as the kernels load rows of it (a copy otherwise).
@@ -151,6 +155,9 @@ struct FlashAttentionFunction : public torch::autograd::Function<FlashAttentionF
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext *ctx,
                                                torch::autograd::tensor_list grads) {
     auto saved = ctx->get_saved_variables();
+    if (!grads[0].defined()) // the output was not used: no gradient flows
+      return {torch::zeros_like(saved[0]), torch::zeros_like(saved[1]),
+              torch::zeros_like(saved[2]), torch::Tensor(), torch::Tensor()};
     auto [dq, dk, dv] =
         flashAttentionBackward(grads[0], saved[0], saved[1], saved[2], saved[3], saved[4],
                                ctx->saved_data["causal"].toBool(),
