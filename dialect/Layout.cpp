@@ -156,3 +156,12 @@ BlockedEncodingAttr mlir::tessel::getDefaultBlockedLayout(MLIRContext *ctx,
 RankedTensorType mlir::tessel::withEncoding(RankedTensorType type, Attribute encoding) {
   return RankedTensorType::get(type.getShape(), type.getElementType(), encoding);
 }
+
+BlockedEncodingAttr mlir::tessel::getTransposedLayout(BlockedEncodingAttr layout) {
+  auto swap = [](ArrayRef<unsigned> v) { return SmallVector<unsigned>{v[1], v[0]}; };
+  ArrayRef<unsigned> order = layout.getOrder();
+  return BlockedEncodingAttr::get(layout.getContext(), swap(layout.getSizePerThread()),
+                                  swap(layout.getThreadsPerWarp()),
+                                  swap(layout.getWarpsPerCTA()),
+                                  {1 - order[0], 1 - order[1]});
+}

@@ -70,6 +70,11 @@ private:
 BlockedEncodingAttr getDefaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                             unsigned numWarps, unsigned vector);
 
+/// The rank-2 blocked layout that holds the transpose of what `layout` holds: thread t's
+/// register i is element (c, r) where in `layout` it is (r, c). So `tessel.trans` between
+/// the two moves no data.
+BlockedEncodingAttr getTransposedLayout(BlockedEncodingAttr layout);
+
 /// `type` with the layout encoding replaced.
 RankedTensorType withEncoding(RankedTensorType type, Attribute encoding);
 

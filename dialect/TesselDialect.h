@@ -29,6 +29,10 @@ Type getPointeeType(Type ptrLike);
 Type getI1SameShape(Type type);
 /// `type` with its element type replaced, keeping shape and encoding.
 Type withElementType(Type type, Type elementType);
+/// True when `value` is a tile computed from scalars, ranges and constants alone
+/// (splats, make_range, constants, broadcasts, expand_dims, pure elementwise ops of
+/// those): recomputing it costs less than moving it between threads.
+bool isRematerializable(Value value, unsigned depth = 0);
 } // namespace mlir::tessel
 
 #define GET_OP_CLASSES

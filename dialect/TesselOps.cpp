@@ -182,10 +182,9 @@ OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
   return {};
 }
 
-namespace {
 /// Ops that produce a tile from scalars or attributes alone: recomputing them in
 /// another layout costs less than moving their elements between threads.
-bool isRematerializable(Value value, unsigned depth = 0) {
+bool mlir::tessel::isRematerializable(Value value, unsigned depth) {
   Operation *def = value.getDefiningOp();
   if (!def || depth > 6 || !isa<RankedTensorType>(value.getType()))
     return false;
@@ -202,6 +201,8 @@ bool isRematerializable(Value value, unsigned depth = 0) {
     return isRematerializable(def->getOperand(0), depth + 1);
   return false;
 }
+
+namespace {
 
 struct FoldConvertOfConvert : OpRewritePattern<ConvertLayoutOp> {
   using OpRewritePattern::OpRewritePattern;

@@ -2,11 +2,21 @@
 //
 // Values that an op ties together (elementwise operands and results, loop-carried
 // values, `if` results, memory access operands) must share a layout: they are grouped
-// with union-find. Reductions and `expand_dims` relate a group of rank r to a slice of a
-// group of rank r+1, so groups are resolved from the highest rank down: a group takes the
-// slice layout its relations ask for (the most frequent, if they disagree) or, with
+// with union-find. Other ops relate two groups by a wish: reductions and `expand_dims` a
+// group of rank r to a slice of a group of rank r+1, a broadcast's source to its result's
+// layout, a transpose's result to the transposed layout of its source (which moves no
+// data). Groups are resolved from the highest rank down, a wished-from group before the
+// groups that wish from it: a group holding a dot's result takes the dot's layout, any
+// other the layout its wishes ask for (the most frequent, if they disagree) or, with
 // none, the default blocked layout for its largest tile. Disagreements become
 // `tessel.convert_layout` ops, which canonicalisation mostly rematerialises away.
+// (Broadcasts used to unite their groups: an index tile shared by several loads, such as
+// `dims[None, :]`, then dragged every load it fed into the accumulator layout of the
+// output it was also stored with, and their 16-byte loads became 4-byte ones.)
+//
+// A dot whose A operand stays in registers (a product of another dot, or loop-invariant)
+// takes the mma layout with every warp along M, and a loop-invariant A is converted to it
+// once, before the loop: mma.sync then reads A from registers (MmaLayout.h).
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/Layout.h"
@@ -16,6 +26,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::tessel {
@@ -64,13 +75,85 @@ private:
   SmallVector<Value> order;
 };
 
-/// A wish: group of `member` should have layout slice(axis, layout of `related`'s group).
-struct SliceWish {
+/// A wish: the group of `member` should have a layout derived from that of `related`'s
+/// group: its slice along `axis`, the same, or its transpose. `member` is an operand or
+/// the result of `op`.
+struct LayoutWish {
+  enum Kind { Slice, Same, Transposed };
   Value member;
   Value related;
+  Kind kind;
   unsigned axis;
   Operation *op;
+
+  /// The layout wished for, given the related group's; null if there is none.
+  Attribute wished(Attribute related) const {
+    if (kind == Slice)
+      return SliceEncodingAttr::get(related.getContext(), axis, related);
+    if (kind == Same)
+      return related;
+    auto blocked = dyn_cast<BlockedEncodingAttr>(related);
+    if (!blocked || blocked.getSizePerThread().size() != 2)
+      return {};
+    return getTransposedLayout(blocked);
+  }
 };
+
+/// A copy of `value`'s defining op, and of those of its tile operands, each placed after
+/// its original (so the copy dominates every use the original does).
+Value cloneIndexTile(Value value) {
+  Operation *def = value.getDefiningOp();
+  IRMapping mapping;
+  for (Value operand : def->getOperands())
+    if (isTile(operand))
+      mapping.map(operand, cloneIndexTile(operand));
+  OpBuilder builder(def->getContext());
+  builder.setInsertionPointAfter(def);
+  return builder.clone(*def, mapping)->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+/// Gives every use of an index tile (isRematerializable: offsets, masks, ranges) but the
+/// first its own copy. CSE shares such tiles between unrelated loads and stores (the
+/// `dims[None, :]` of the q, k, v and output pointers), and a shared tile would unite
+/// their groups: every load would take the layout of whichever group wins, often the
+/// accumulator's. Copies that end up in one layout merge again in the CSE that follows.
+void splitSharedIndexTiles(func::FuncOp func) {
+  SmallVector<Operation *> users;
+  func.walk([&](Operation *op) { users.push_back(op); });
+  for (Operation *user : users)
+    for (OpOperand &use : user->getOpOperands()) {
+      Value value = use.get();
+      if (isTile(value) && !value.hasOneUse() && isRematerializable(value))
+        use.set(cloneIndexTile(value));
+    }
+}
+
+/// True when `value` is computed, through elementwise ops, from a dot's result.
+bool comesFromDot(Value value, unsigned depth = 0) {
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 12)
+    return false;
+  if (isa<DotOp, DotWaitOp>(def))
+    return true;
+  if (!def->hasTrait<OpTrait::Elementwise>() && !isa<BroadcastOp>(def))
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value v) { return isTile(v) && comesFromDot(v, depth + 1); });
+}
+
+/// True when `value` is defined outside the innermost loop around `user`.
+bool isLoopInvariantAt(Value value, Operation *user) {
+  auto loop = user->getParentOfType<scf::ForOp>();
+  return loop && !loop->isAncestor(value.getParentBlock()->getParentOp());
+}
+
+/// True when `dot`'s A operand stays in registers across instructions (MmaLayout.h): a
+/// 16-bit register tile computed from another dot or invariant in the dot's loop.
+bool keepsOperandAInRegisters(DotOp dot) {
+  if (getMmaK(dot) != 16 || !isTile(dot.getA()))
+    return false;
+  return comesFromDot(dot.getA()) || isLoopInvariantAt(dot.getA(), dot);
+}
 
 struct TesselAssignLayoutsPass
     : public tessel::impl::TesselAssignLayoutsBase<TesselAssignLayoutsPass> {
@@ -100,8 +183,9 @@ struct TesselAssignLayoutsPass
   }
 
   LogicalResult assign(func::FuncOp func, unsigned warps) {
+    splitSharedIndexTiles(func);
     ValueGroups groups;
-    SmallVector<SliceWish> wishes;
+    SmallVector<LayoutWish> wishes;
     SmallVector<DotOp> dots;
 
     func.walk([&](Operation *op) {
@@ -112,7 +196,7 @@ struct TesselAssignLayoutsPass
           for (BlockArgument arg : block.getArguments())
             groups.add(arg);
 
-      if (op->hasTrait<OpTrait::Elementwise>() || isa<BroadcastOp>(op)) {
+      if (op->hasTrait<OpTrait::Elementwise>()) {
         SmallVector<Value> tiles;
         for (Value v : op->getOperands())
           if (isTile(v))
@@ -151,56 +235,72 @@ struct TesselAssignLayoutsPass
       } else if (auto wait = dyn_cast<DotWaitOp>(op)) {
         groups.unite(wait.getSrc(), wait.getResult());
       } else if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
-        wishes.push_back({expand.getSrc(), expand.getResult(), unsigned(expand.getAxis()), op});
+        wishes.push_back({expand.getSrc(), expand.getResult(), LayoutWish::Slice,
+                          unsigned(expand.getAxis()), op});
+      } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+        wishes.push_back({broadcast.getSrc(), broadcast.getResult(), LayoutWish::Same, 0, op});
+      } else if (auto trans = dyn_cast<TransOp>(op)) {
+        wishes.push_back({trans.getResult(), trans.getSrc(), LayoutWish::Transposed, 0, op});
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
         if (isTile(reduce.getResult()))
-          wishes.push_back({reduce.getResult(), reduce.getSrc(), unsigned(reduce.getAxis()), op});
+          wishes.push_back({reduce.getResult(), reduce.getSrc(), LayoutWish::Slice,
+                            unsigned(reduce.getAxis()), op});
       }
     });
 
-    // Resolve groups from the highest rank down.
+    // Resolve groups from the highest rank down; among groups of one rank, a group after
+    // the groups it wishes from (a broadcast's result before its source, a transpose's
+    // source before its result) where that order exists.
     llvm::MapVector<Value, SmallVector<Value>> members;
     for (Value v : groups.values())
       members[groups.find(v)].push_back(v);
-    SmallVector<Value> roots;
+    auto rankOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank(); };
+    SmallVector<Value> pending;
     for (auto &entry : members)
-      roots.push_back(entry.first);
-    llvm::stable_sort(roots, [](Value a, Value b) {
-      return cast<RankedTensorType>(a.getType()).getRank() >
-             cast<RankedTensorType>(b.getType()).getRank();
-    });
+      pending.push_back(entry.first);
+    llvm::stable_sort(pending, [&](Value a, Value b) { return rankOf(a) > rankOf(b); });
+    DenseMap<Value, SmallVector<Value>> wishesFrom; // root -> roots of the same rank
+    for (const LayoutWish &wish : wishes) {
+      Value member = groups.find(wish.member), related = groups.find(wish.related);
+      if (wish.kind != LayoutWish::Slice && member != related)
+        wishesFrom[member].push_back(related);
+    }
 
     DenseMap<Value, Attribute> layoutOf; // group root -> layout
     MLIRContext *ctx = &getContext();
-    for (Value root : roots) {
-      // Count the slice layouts that relations ask for.
-      llvm::MapVector<Attribute, unsigned> votes;
-      for (const SliceWish &wish : wishes) {
-        if (groups.find(wish.member) != root)
-          continue;
-        Attribute parent = layoutOf.lookup(groups.find(wish.related));
-        if (parent)
-          ++votes[SliceEncodingAttr::get(ctx, wish.axis, parent)];
-      }
+    while (!pending.empty()) {
+      auto sameRankEnd = llvm::find_if(
+          pending, [&](Value v) { return rankOf(v) != rankOf(pending.front()); });
+      auto next = std::find_if(pending.begin(), sameRankEnd, [&](Value root) {
+        return llvm::all_of(wishesFrom.lookup(root),
+                            [&](Value related) { return layoutOf.count(related); });
+      });
+      if (next == sameRankEnd)
+        next = pending.begin();
+      Value root = *next;
+      pending.erase(next);
+
+      // A dot's accumulator group takes the wgmma (f16/bf16, or tf32 transposed) or
+      // mma.sync fragment layout when it fits.
       Attribute chosen;
+      for (DotOp dot : dots)
+        if (!chosen && groups.find(dot.getResult()) == root)
+          chosen = getDotLayout(dot, warps);
+      // Else the layout the wishes ask for most.
+      llvm::MapVector<Attribute, unsigned> votes;
+      for (const LayoutWish &wish : wishes) {
+        if (chosen || groups.find(wish.member) != root)
+          continue;
+        Attribute related = layoutOf.lookup(groups.find(wish.related));
+        if (Attribute wished = related ? wish.wished(related) : Attribute())
+          ++votes[wished];
+      }
       unsigned best = 0;
       for (auto &[layout, count] : votes)
         if (count > best) {
           chosen = layout;
           best = count;
         }
-      // A dot's accumulator group takes the wgmma (f16/bf16, or tf32 transposed) or
-      // mma.sync fragment layout when it fits.
-      for (DotOp dot : dots) {
-        if (chosen || groups.find(dot.getResult()) != root)
-          continue;
-        if (canUseWgmma(dot, warps, arch))
-          chosen = getWgmmaAccumulatorLayout(ctx, warps);
-        else if (canUseTf32Wgmma(dot, warps, arch))
-          chosen = getTf32WgmmaAccumulatorLayout(ctx, warps);
-        else
-          chosen = getPreferredDotLayout(dot, warps);
-      }
       if (!chosen)
         chosen = defaultLayout(members[root], warps);
       layoutOf[root] = chosen;
@@ -231,21 +331,41 @@ struct TesselAssignLayoutsPass
         constant.setValueAttr(dense.reshape(cast<ShapedType>(constant.getType())));
     });
 
-    // Where a relation's wish lost, convert.
-    for (SliceWish &wish : wishes) {
+    // A loop-invariant A operand that stays in registers is converted once, before the
+    // loop, to the layout mma.sync reads it from.
+    for (DotOp dot : dots) {
+      auto a = dyn_cast<RankedTensorType>(dot.getA().getType());
+      auto result = cast<RankedTensorType>(dot.getType());
+      BlockedEncodingAttr rows =
+          getMmaRowsLayout(ctx, result.getDimSize(0), result.getDimSize(1), warps);
+      if (!a || !rows || result.getEncoding() != rows || a.getEncoding() == rows ||
+          !keepsOperandAInRegisters(dot) || !isLoopInvariantAt(dot.getA(), dot))
+        continue;
+      OpBuilder builder(ctx);
+      builder.setInsertionPointAfterValue(dot.getA());
+      Value converted =
+          ConvertLayoutOp::create(builder, dot.getLoc(), withEncoding(a, rows), dot.getA());
+      dot.getAMutable().assign(converted);
+    }
+
+    // Where a relation's wish lost, convert: the operand before the op, or the result
+    // after it.
+    for (LayoutWish &wish : wishes) {
       auto memberType = cast<RankedTensorType>(wish.member.getType());
       auto relatedType = cast<RankedTensorType>(wish.related.getType());
-      auto wanted = withEncoding(
-          memberType, SliceEncodingAttr::get(ctx, wish.axis, relatedType.getEncoding()));
+      Attribute wished = wish.wished(relatedType.getEncoding());
+      if (!wished)
+        continue;
+      auto wanted = withEncoding(memberType, wished);
       if (wanted == memberType)
         continue;
       OpBuilder builder(wish.op);
-      if (auto expand = dyn_cast<ExpandDimsOp>(wish.op)) {
+      if (wish.op->getResult(0) != wish.member) {
         Value converted =
-            ConvertLayoutOp::create(builder, expand.getLoc(), wanted, expand.getSrc());
-        expand.getSrcMutable().assign(converted);
+            ConvertLayoutOp::create(builder, wish.op->getLoc(), wanted, wish.member);
+        wish.op->setOperand(0, converted);
       } else {
-        // A reduce: produce the natural slice, convert to the group's layout after it.
+        // Produce the natural layout, convert to the group's after it.
         builder.setInsertionPointAfter(wish.op);
         wish.member.setType(wanted);
         auto converted =
@@ -257,6 +377,20 @@ struct TesselAssignLayoutsPass
   }
 
   StringRef arch;
+
+  /// The layout a dot's result (and its accumulator group) takes.
+  Attribute getDotLayout(DotOp dot, unsigned warps) {
+    MLIRContext *ctx = dot.getContext();
+    if (canUseWgmma(dot, warps, arch))
+      return getWgmmaAccumulatorLayout(ctx, warps);
+    if (canUseTf32Wgmma(dot, warps, arch))
+      return getTf32WgmmaAccumulatorLayout(ctx, warps);
+    auto type = dot.getType();
+    if (keepsOperandAInRegisters(dot))
+      if (auto rows = getMmaRowsLayout(ctx, type.getDimSize(0), type.getDimSize(1), warps))
+        return rows;
+    return getPreferredDotLayout(dot, warps);
+  }
 
   Attribute defaultLayout(ArrayRef<Value> values, unsigned warps) {
     // The largest tile of the group decides; 16-byte runs of the narrowest element

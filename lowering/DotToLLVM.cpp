@@ -32,22 +32,29 @@ namespace {
 
 /// Where a and b live in shared memory (strides in elements). Register operands are
 /// staged in the scratch area (a from 0, b from `bOffset`); `!tessel.shared` operands are
-/// read where the software pipeliner's copies put them, with the same padded rows.
+/// read where the software pipeliner's copies put them, with the same padded rows. An A
+/// in the mma rows layout is not staged (its registers are the fragments); a B whose
+/// registers run along K is staged as B^T, N rows of K (MmaLayout.h).
 struct Staging {
   int64_t elementBytes;
   int64_t aStride; // elements per row of a, padding included
-  int64_t bStride;
+  int64_t bStride; // elements per row of b (of b^T when bTransposed)
   int64_t bOffset;
   int64_t totalBytes; // scratch needed for the register operands
+  bool aInRegisters;
+  bool bTransposed;
 
   explicit Staging(DotOp dot) {
     auto a = cast<ShapedType>(dot.getA().getType()), b = cast<ShapedType>(dot.getB().getType());
     elementBytes = getScratchElementBytes(a.getElementType());
+    aInRegisters = readsMmaOperandAFromRegisters(dot);
+    bTransposed = stagesMmaOperandBTransposed(dot);
     int64_t pad = 16 / elementBytes;
+    int64_t bRows = bTransposed ? b.getDimSize(1) : b.getDimSize(0);
     aStride = a.getDimSize(1) + pad;
-    bStride = b.getDimSize(1) + pad;
-    bOffset = isa<SharedType>(a) ? 0 : a.getDimSize(0) * aStride;
-    totalBytes = (bOffset + (isa<SharedType>(b) ? 0 : b.getDimSize(0) * bStride)) * elementBytes;
+    bStride = (bTransposed ? b.getDimSize(0) : b.getDimSize(1)) + pad;
+    bOffset = isa<SharedType>(a) || aInRegisters ? 0 : a.getDimSize(0) * aStride;
+    totalBytes = (bOffset + (isa<SharedType>(b) ? 0 : bRows * bStride)) * elementBytes;
   }
 };
 
@@ -75,23 +82,24 @@ Value roundToTF32(OpBuilder &b, Location loc, Value value, bool hopper) {
 }
 
 /// Writes a thread's registers of a tile to shared memory (row-major, `stride` elements
-/// per row, from `base`), as vectors of up to 16 bytes where the layout holds runs along
-/// the rows.
+/// per row, from `base`; the transpose when `transposed`), as vectors of up to 16 bytes
+/// where the layout holds runs along the stored rows.
 void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType type,
                Value base, int64_t stride, int64_t elementBytes, const ThreadIndex &thread,
-               bool toTF32, bool hopper) {
+               bool toTF32, bool hopper, bool transposed = false) {
   TileLayout layout = *TileLayout::get(type);
   auto coords = getCoordinates(b, loc, layout, thread);
+  unsigned rowDim = transposed ? 1 : 0, colDim = 1 - rowDim;
   unsigned run = 1;
-  if (layout.getOrder().front() == 1) {
-    unsigned spt = layout.getRoot().getSizePerThread()[layout.getRootDim(1)];
-    run = std::min<int64_t>({spt, 16 / elementBytes, layout.getRegistersAlong(1),
-                             type.getDimSize(1)});
+  if (layout.getOrder().front() == colDim) {
+    unsigned spt = layout.getRoot().getSizePerThread()[layout.getRootDim(colDim)];
+    run = std::min<int64_t>({spt, 16 / elementBytes, layout.getRegistersAlong(colDim),
+                             type.getDimSize(colDim)});
   }
   Type elementType = type.getElementType();
   for (unsigned i = 0, e = regs.size(); i < e; i += run) {
-    Value index = add(b, loc, mul(b, loc, coords[i][0], stride), 0);
-    index = arith::AddIOp::create(b, loc, index, coords[i][1]);
+    Value index = add(b, loc, mul(b, loc, coords[i][rowDim], stride), 0);
+    index = arith::AddIOp::create(b, loc, index, coords[i][colDim]);
     Value address = byteOffset(b, loc, base, mul(b, loc, index, elementBytes));
     auto value = [&](unsigned j) {
       Value v = regs[i + j];
@@ -128,9 +136,11 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, Value address, unsigned 
 
 /// The mma.sync K loop; `acc` holds the accumulator registers (updated in place).
 /// `roundA`/`roundB`: tf32 operands still hold full f32 bits and are rounded as loaded.
+/// `aRegs`: A's registers when staging.aInRegisters (in the mma rows layout).
 void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
-             const Staging &staging, Value aBase, Value bBase, const ThreadIndex &thread,
-             bool roundA, bool roundB, bool hopper, SmallVectorImpl<Value> &acc) {
+             const Staging &staging, Value aBase, Value bBase, ValueRange aRegs,
+             const ThreadIndex &thread, bool roundA, bool roundB, bool hopper,
+             SmallVectorImpl<Value> &acc) {
   MLIRContext *ctx = b.getContext();
   Type elem = getElementTypeOrSelf(op.getA().getType());
   int64_t k = cast<ShapedType>(op.getA().getType()).getDimSize(1);
@@ -191,7 +201,17 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   // x (block 2q + (j>>1)); rows are k, the 8 columns of a block are contiguous.
   bool bPairs = blocksN >= 2;
   Value bLane;
-  if (!tf32) {
+  if (staging.bTransposed) {
+    // B^T (N rows of K): ldmatrix.x4 without .trans, matrix j = (block 2q + (j>>1)) x
+    // (k + 8 if j&1): its rows are n, the 8 k of a row are contiguous. tf32: b0 =
+    // B^T[n + lane/4][k + lane%4], b1 = 4 further along the row.
+    Value bRow = arith::AddIOp::create(b, loc, mul(b, loc, warpN, 8),
+                                       tf32 ? bits(lane, 2, 7) : r8);
+    if (bPairs && !tf32)
+      bRow = arith::AddIOp::create(b, loc, bRow, mul(b, loc, mat1, 8 * wn));
+    Value bCol = tf32 ? bits(lane, 0, 3) : mul(b, loc, mat01, 8);
+    bLane = arith::AddIOp::create(b, loc, mul(b, loc, bRow, staging.bStride), bCol);
+  } else if (!tf32) {
     Value bRow = arith::AddIOp::create(b, loc, mul(b, loc, mat01, 8), r8);
     Value bCol = mul(b, loc, warpN, 8);
     if (bPairs)
@@ -214,6 +234,10 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     bSwizzledRow = shl(arith::AddIOp::create(b, loc, mul(b, loc, mat01, 8), r8), 7);
   }
   auto bAddress = [&](unsigned q, int64_t kk) -> Value {
+    if (staging.bTransposed) {
+      int64_t offset = (int64_t(q) * 8 * wn * staging.bStride + kk) * bytes;
+      return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
+    }
     if (!bSwizzled) {
       int64_t offset = (kk * staging.bStride + int64_t(q) * 8 * wn) * bytes;
       return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
@@ -233,6 +257,10 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   Value tf32Col = arith::AddIOp::create(b, loc, mul(b, loc, warpN, 8), bits(lane, 2, 7));
   Value tf32Row = bits(lane, 0, 3);
   auto bAddressTf32 = [&](unsigned q, int64_t half, int64_t kk) -> Value {
+    if (staging.bTransposed) {
+      int64_t offset = (int64_t(q) * 8 * wn * staging.bStride + kk + 4 * half) * bytes;
+      return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
+    }
     if (!bSwizzled) {
       int64_t offset = ((kk + 4 * half) * staging.bStride + int64_t(q) * 8 * wn) * bytes;
       return byteOffset(b, loc, bBase, add(b, loc, bLane, offset));
@@ -261,19 +289,38 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     return reg;
   };
 
+  // A from registers (MmaLayout.h): elements (row, col) and (row, col + 1) in one
+  // operand register.
+  std::optional<TileLayout> aLayout;
+  if (staging.aInRegisters)
+    aLayout = *TileLayout::get(cast<RankedTensorType>(op.getA().getType()));
+  auto packA = [&](unsigned row, unsigned col) -> Value {
+    Value pair = LLVM::PoisonOp::create(b, loc, VectorType::get({2}, elem));
+    for (unsigned j = 0; j < 2; ++j)
+      pair = LLVM::InsertElementOp::create(b, loc, pair, aRegs[aLayout->getRegister({row, col + j})],
+                                           createI32(b, loc, j));
+    return elem.isF16() ? pair : LLVM::BitcastOp::create(b, loc, i32, pair).getResult();
+  };
+
   for (int64_t kk = 0; kk < k; kk += kStep) {
     SmallVector<SmallVector<Value>> aFrags;
     for (unsigned p = 0; p < pairsM; ++p) {
       SmallVector<Value> frag;
-      for (Value reg : ldmatrix(b, loc, aAddress(p, kk), 4, /*transpose=*/false))
-        frag.push_back(roundA ? roundToTF32(b, loc, reg, hopper) : asOperand(reg));
+      if (aLayout) {
+        unsigned col = unsigned(kk / 4); // 4 registers per 16 columns
+        frag = {packA(2 * p, col), packA(2 * p + 1, col), packA(2 * p, col + 2),
+                packA(2 * p + 1, col + 2)};
+      } else {
+        for (Value reg : ldmatrix(b, loc, aAddress(p, kk), 4, /*transpose=*/false))
+          frag.push_back(roundA ? roundToTF32(b, loc, reg, hopper) : asOperand(reg));
+      }
       aFrags.push_back(frag);
     }
     SmallVector<SmallVector<Value>> bFrags(blocksN);
     if (!tf32) {
       for (unsigned q = 0; q < blocksN; q += bPairs ? 2 : 1) {
-        SmallVector<Value> regs =
-            ldmatrix(b, loc, bAddress(q, kk), bPairs ? 4 : 2, /*transpose=*/true);
+        SmallVector<Value> regs = ldmatrix(b, loc, bAddress(q, kk), bPairs ? 4 : 2,
+                                           /*transpose=*/!staging.bTransposed);
         bFrags[q] = {asOperand(regs[0]), asOperand(regs[1])};
         if (bPairs)
           bFrags[q + 1] = {asOperand(regs[2]), asOperand(regs[3])};
@@ -613,9 +660,10 @@ struct DotLowering : OpConversionPattern<DotOp> {
     // Register operands go to the scratch (rounded to tf32 there); shared ones are read
     // in place, and -tessel-insert-barriers has ordered their copies.
     Value aBase = scratch, bBase;
+    bool aStaged = !aShared && !staging.aInRegisters;
     if (aShared)
       aBase = adaptor.getA().front();
-    else
+    else if (aStaged)
       stageTile(rewriter, loc, adaptor.getA(), cast<RankedTensorType>(op.getA().getType()),
                 aBase, staging.aStride, staging.elementBytes, thread, tf32, hopper);
     if (bShared) {
@@ -624,9 +672,10 @@ struct DotLowering : OpConversionPattern<DotOp> {
       bBase = byteOffset(rewriter, loc, scratch,
                           createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
       stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
-                bBase, staging.bStride, staging.elementBytes, thread, tf32, hopper);
+                bBase, staging.bStride, staging.elementBytes, thread, tf32, hopper,
+                staging.bTransposed);
     }
-    bool staged = !aShared || !bShared;
+    bool staged = aStaged || !bShared;
     if (staged)
       createBarrier(rewriter, loc);
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
@@ -636,8 +685,8 @@ struct DotLowering : OpConversionPattern<DotOp> {
     else if (tf32Wgmma)
       emitWgmmaTf32(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
     else if (useMma)
-      emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, tf32 && aShared,
-              tf32 && bShared, hopper, acc);
+      emitMma(rewriter, loc, op, *layout, staging, aBase, bBase, adaptor.getA(), thread,
+              tf32 && aShared, tf32 && bShared, hopper, acc);
     else
       emitFma(rewriter, loc, op, *layout, staging, aBase, bBase, thread, acc);
     if (staged)

@@ -33,6 +33,24 @@ BlockedEncodingAttr getPreferredDotLayout(DotOp dot, unsigned numWarps);
 /// True when `layout` (of an MxN tile) is an mma accumulator layout without replication.
 bool isMmaAccumulatorLayout(const TileLayout &layout);
 
+/// The accumulator layout with every warp along M, for an MxN dot result on `numWarps`
+/// warps (null when M < 16 * numWarps or N < 8). A 16-bit A operand held in this layout
+/// feeds mma.sync from its registers: the four registers of a 16x16 A fragment are the
+/// accumulator registers (rows 2p, 2p + 1) x (columns 4t .. 4t + 3) of the same thread,
+/// since lane l holds rows l/4 (+ 8) and columns 2 (l % 4) + {0, 1} (+ 8) in both. So a
+/// product of dots (FlashAttention's P = softmax(Q K^T), then P V) never leaves registers.
+BlockedEncodingAttr getMmaRowsLayout(MLIRContext *ctx, int64_t m, int64_t n,
+                                     unsigned numWarps);
+
+/// True when `dot` (laid out) reads its register A operand straight from the registers:
+/// f16/bf16, the mma path, A and the result both in the getMmaRowsLayout layout.
+bool readsMmaOperandAFromRegisters(DotOp dot);
+
+/// True when `dot` (laid out, mma path) stages its register B operand K-contiguous, as
+/// B^T row-major: its layout holds runs along K (B = trans(x) of a row-major x), which
+/// are then stored as vectors and read back by ldmatrix without .trans.
+bool stagesMmaOperandBTransposed(DotOp dot);
+
 } // namespace mlir::tessel
 
 #endif // TESSEL_LOWERING_MMALAYOUT_H

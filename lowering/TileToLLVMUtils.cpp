@@ -46,6 +46,9 @@ FailureOr<int64_t> mlir::tessel::getScratchBytes(Operation *op) {
     return getDotScratchBytes(dot);
   if (auto trans = dyn_cast<TransOp>(op)) {
     auto type = trans.getSrc().getType();
+    auto root = dyn_cast_or_null<BlockedEncodingAttr>(type.getEncoding());
+    if (root && trans.getType().getEncoding() == getTransposedLayout(root))
+      return int64_t(0); // a relabelling of registers (TransToLLVM.cpp)
     return type.getNumElements() * getScratchElementBytes(type.getElementType());
   }
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {

@@ -1,6 +1,8 @@
 //===- TransToLLVM.cpp - tessel.trans through shared memory ---------------===//
 //
-// Every thread writes its registers to shared memory at their transposed row-major
+// When the result's layout is the transpose of the source's (getTransposedLayout, which
+// -tessel-assign-layouts prefers), every thread already holds its result elements in the
+// same registers: nothing moves. Otherwise every thread writes its registers to shared memory at their transposed row-major
 // position, a barrier, every thread reads the positions its result registers hold, a
 // barrier (the scratch is shared with the next op). Copies of an element write the same
 // value.
@@ -25,6 +27,11 @@ struct TransLowering : OpConversionPattern<TransOp> {
     if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() < 8)
       return op.emitError("trans of ") << elementType << " tiles is not supported";
     TileLayout src = *TileLayout::get(srcType), dst = *TileLayout::get(op.getType());
+    if (srcType.getEncoding() == src.getRoot() &&
+        op.getType().getEncoding() == getTransposedLayout(src.getRoot())) {
+      rewriter.replaceOpWithMultiple(op, {adaptor.getSrc()});
+      return success();
+    }
     ThreadIndex thread = getThreadIndex(rewriter, loc);
     Value base = getSharedMemoryBase(rewriter, loc);
     ArrayRef<int64_t> shape = op.getType().getShape();
