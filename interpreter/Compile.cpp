@@ -419,6 +419,7 @@ std::optional<Opcode> elementwiseOpcode(Operation *op) {
       .Case([](arith::TruncFOp) { return Opcode::FloatCast; })
       .Case([](mlir::tessel::SplatOp) { return Opcode::Splat; })
       .Case([](mlir::tessel::BroadcastOp) { return Opcode::Broadcast; })
+      .Case([](mlir::tessel::TransOp) { return Opcode::Trans; })
       .Case([](mlir::tessel::AddPtrOp) { return Opcode::AddPtr; })
       .Default([](Operation *) { return std::nullopt; });
 }

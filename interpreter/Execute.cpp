@@ -40,6 +40,9 @@ bool Frame::exec(const Instr &in) {
   case Opcode::Broadcast:
     execBroadcast(in);
     return true;
+  case Opcode::Trans:
+    execTrans(in);
+    return true;
   case Opcode::AddPtr: {
     const Slot &r = slot(in.res);
     int64_t scale = memBytes(r.pointee, r.pointeeBits);

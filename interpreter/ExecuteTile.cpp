@@ -144,6 +144,21 @@ void Frame::execDot(const Instr &in) {
     }
 }
 
+void Frame::execTrans(const Instr &in) {
+  const Slot &s = slot(in.a);
+  size_t rows = size_t(s.shape[0]), cols = size_t(s.shape[1]);
+  auto run = [&](auto *src, auto *dst) {
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < cols; ++j)
+        dst[j * rows + i] = src[i * cols + j];
+  };
+  switch (slot(in.res).store) {
+  case Store::F32: run(fp(in.a), fp(in.res)); break;
+  case Store::F64: run(dp(in.a), dp(in.res)); break;
+  case Store::I64: run(ip(in.a), ip(in.res)); break;
+  }
+}
+
 void Frame::execBroadcast(const Instr &in) {
   const Slot &s = slot(in.a), &r = slot(in.res);
   size_t rank = r.shape.size();

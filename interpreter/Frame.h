@@ -72,6 +72,7 @@ public:
   bool execStore(const Instr &in);
   void execReduce(const Instr &in);
   void execBroadcast(const Instr &in);
+  void execTrans(const Instr &in);
   void execDot(const Instr &in);
   bool execAtomic(const Instr &in);
   void execPrint(const Instr &in);

@@ -55,7 +55,7 @@ enum class Opcode : uint16_t {
   // Program coordinates.
   ProgramId, NumPrograms,
   // Shape.
-  Splat, Broadcast,
+  Splat, Broadcast, Trans,
   // Memory.
   AddPtr, Load, Store,
   Reduce, Dot,
