@@ -3,11 +3,14 @@
 
 #include "interpreter/FloatBits.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 namespace tessel::interpret {
 
@@ -87,6 +90,87 @@ static const char *npyDescr(const std::string &dtype) {
   return "|i1";
 }
 
+/// The largest host buffer: half the machine's memory (Linux overcommits, so a larger
+/// allocation "succeeds" and the process is killed while zeroing it).
+static uint64_t maxHostBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return uint64_t(1) << 32;
+  return uint64_t(pages) * uint64_t(pageSize) / 2;
+}
+
+/// Elements of `shape`, or nullopt with `error` set when the product overflows or the
+/// buffer would exceed maxHostBytes().
+static std::optional<size_t> checkedCount(const std::vector<int64_t> &shape, size_t elementBytes,
+                                          const std::string &what, std::string &error) {
+  uint64_t count = 1, bytes = 0;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(count, uint64_t(d), &count)) {
+      error = what + ": the shape's element count overflows 64 bits";
+      return std::nullopt;
+    }
+  uint64_t limit = maxHostBytes();
+  if (__builtin_mul_overflow(count, uint64_t(elementBytes), &bytes) || bytes > limit) {
+    error = what + ": " + std::to_string(count) + " elements need more than half of this " +
+            "machine's memory (" + std::to_string(limit >> 20) + " MiB)";
+    return std::nullopt;
+  }
+  return size_t(count);
+}
+
+/// `bytes` zeroed bytes, or nullopt with `error` set when the allocation fails.
+static bool allocate(std::vector<uint8_t> &out, size_t bytes, const std::string &what,
+                     std::string &error) {
+  try {
+    out.assign(bytes, 0);
+    return true;
+  } catch (const std::bad_alloc &) {
+    error = what + ": cannot allocate " + std::to_string(bytes) + " bytes";
+    return false;
+  }
+}
+
+/// The value of `key` in a .npy header dict ("{'descr': '<f4', 'shape': (2, 3), ...}"):
+/// the quoted string, the parenthesised tuple or the bare word; nullopt when absent or
+/// unterminated.
+static std::optional<std::string> npyField(const std::string &header, const std::string &key) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos)
+    return std::nullopt;
+  at = header.find(':', at);
+  if (at == std::string::npos)
+    return std::nullopt;
+  at = header.find_first_not_of(' ', at + 1);
+  if (at == std::string::npos)
+    return std::nullopt;
+  size_t end = header[at] == '('    ? header.find(')', at)
+               : header[at] == '\'' ? header.find('\'', at + 1)
+                                    : header.find_first_of(",}", at) - 1;
+  if (end == std::string::npos || end + 1 > header.size())
+    return std::nullopt;
+  return header.substr(at, end + 1 - at);
+}
+
+/// "(2, 3)" -> {2, 3}; "()" -> {} (a scalar); nullopt when malformed.
+static std::optional<std::vector<int64_t>> parseNpyShape(const std::string &tuple) {
+  if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')')
+    return std::nullopt;
+  std::vector<int64_t> shape;
+  for (std::string d : split(tuple.substr(1, tuple.size() - 2), ',')) {
+    size_t first = d.find_first_not_of(' '), last = d.find_last_not_of(' ');
+    if (first == std::string::npos) // "(5,)" ends with an empty part
+      continue;
+    d = d.substr(first, last - first + 1);
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(d.c_str(), &end, 10);
+    if (*end || errno == ERANGE || v < 0)
+      return std::nullopt;
+    shape.push_back(v);
+  }
+  return shape;
+}
+
 static std::optional<HostData> readNpy(const std::string &path, const std::string &dtype,
                                        std::string &error) {
   std::vector<uint8_t> file;
@@ -98,48 +182,62 @@ static std::optional<HostData> readNpy(const std::string &path, const std::strin
     error = path + ": not a .npy file";
     return std::nullopt;
   }
-  size_t headerLen = file[6] == 1 ? size_t(file[8] | (file[9] << 8)) : 0;
+  size_t headerLen = size_t(file[8]) | size_t(file[9]) << 8;
   size_t start = 10;
   if (file[6] >= 2) {
+    if (file.size() < 12) {
+      error = path + ": truncated .npy header";
+      return std::nullopt;
+    }
     headerLen = size_t(file[8]) | size_t(file[9]) << 8 | size_t(file[10]) << 16 |
                 size_t(file[11]) << 24;
     start = 12;
   }
+  if (headerLen > file.size() - start) {
+    error = path + ": the .npy header (" + std::to_string(headerLen) +
+            " bytes) runs past the end of the file (" + std::to_string(file.size()) + " bytes)";
+    return std::nullopt;
+  }
   std::string header(file.begin() + long(start), file.begin() + long(start + headerLen));
-  auto field = [&](const std::string &key) {
-    size_t at = header.find("'" + key + "'");
-    if (at == std::string::npos)
-      return std::string();
-    at = header.find(':', at) + 1;
-    while (at < header.size() && header[at] == ' ')
-      ++at;
-    size_t end = header[at] == '(' ? header.find(')', at) + 1
-                 : header[at] == '\'' ? header.find('\'', at + 1) + 1
-                                       : header.find(',', at);
-    return header.substr(at, end - at);
-  };
-  std::string descr = field("descr");
-  if (field("fortran_order").find("True") != std::string::npos) {
+  std::optional<std::string> descr = npyField(header, "descr");
+  std::optional<std::string> shapeText = npyField(header, "shape");
+  if (!descr || !shapeText) {
+    error = path + ": the .npy header has no " + (descr ? "'shape'" : "'descr'");
+    return std::nullopt;
+  }
+  if (npyField(header, "fortran_order").value_or("").find("True") != std::string::npos) {
     error = path + ": Fortran-ordered arrays are not supported";
     return std::nullopt;
   }
   // bf16 params read float32 files (numpy has no bf16), rounding each value.
   std::string want = std::string("'") + npyDescr(dtype) + "'";
-  std::string fileDtype = dtype;
-  if (descr != want && !(dtype == "bf16" && descr == "'<f4'")) {
-    error = path + ": dtype " + descr + " does not match the parameter's " + dtype +
+  if (*descr != want && !(dtype == "bf16" && *descr == "'<f4'")) {
+    error = path + ": dtype " + *descr + " does not match the parameter's " + dtype +
             " (expected " + want + ")";
     return std::nullopt;
   }
-  if (dtype == "bf16")
-    fileDtype = "f32";
-  HostData raw{fileDtype, {}, std::vector<uint8_t>(file.begin() + long(start + headerLen), file.end())};
-  for (const std::string &d : split(field("shape").substr(1), ','))
-    if (d.find_first_of("0123456789") != std::string::npos)
-      raw.shape.push_back(std::stoll(d.substr(d.find_first_of("0123456789"))));
+  std::string fileDtype = dtype == "bf16" ? "f32" : dtype;
+  std::optional<std::vector<int64_t>> shape = parseNpyShape(*shapeText);
+  if (!shape) {
+    error = path + ": malformed shape " + *shapeText + " in the .npy header";
+    return std::nullopt;
+  }
+  std::optional<size_t> count = checkedCount(*shape, dtypeBytes(fileDtype), path, error);
+  if (!count)
+    return std::nullopt;
+  size_t dataBytes = file.size() - start - headerLen;
+  if (*count * dtypeBytes(fileDtype) != dataBytes) {
+    error = path + ": shape " + *shapeText + " needs " +
+            std::to_string(*count * dtypeBytes(fileDtype)) + " bytes of data, the file has " +
+            std::to_string(dataBytes);
+    return std::nullopt;
+  }
+  HostData raw{fileDtype, *shape, std::vector<uint8_t>(file.begin() + long(start + headerLen), file.end())};
   if (fileDtype == dtype)
     return raw;
-  HostData data{dtype, raw.shape, std::vector<uint8_t>(raw.count() * 2)};
+  HostData data{dtype, raw.shape, {}};
+  if (!allocate(data.bytes, raw.count() * 2, path, error))
+    return std::nullopt;
   for (size_t i = 0; i < raw.count(); ++i)
     data.set(i, raw.get(i));
   return data;
@@ -147,6 +245,10 @@ static std::optional<HostData> readNpy(const std::string &path, const std::strin
 
 std::optional<HostData> makeHostData(const std::string &spec, const std::string &dtype,
                                      unsigned seed, std::string &error) {
+  if (dtypeBytes(dtype) == 0) {
+    error = "'" + spec + "': the parameter's element type " + dtype + " has no host buffers";
+    return std::nullopt;
+  }
   if (!spec.empty() && spec[0] == '@') {
     std::string path = spec.substr(1);
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0)
@@ -170,6 +272,11 @@ std::optional<HostData> makeHostData(const std::string &spec, const std::string 
     return std::nullopt;
   }
   const std::string &kind = parts[0];
+  if (kind != "randn" && kind != "rand" && kind != "zeros" && kind != "ones" &&
+      kind != "arange" && kind != "full") {
+    error = "unknown generator '" + kind + "' (randn, rand, zeros, ones, arange, full)";
+    return std::nullopt;
+  }
   size_t next = 1;
   if (dtypeBytes(parts[1])) {
     if (parts[1] != dtype) {
@@ -183,33 +290,44 @@ std::optional<HostData> makeHostData(const std::string &spec, const std::string 
     return std::nullopt;
   }
   HostData data{dtype, {}, {}};
-  size_t count = 1;
   for (const std::string &d : split(parts[next], 'x')) {
     char *end = nullptr;
+    errno = 0;
     long long v = std::strtoll(d.c_str(), &end, 10);
-    if (d.empty() || *end || v < 0) {
-      error = "bad shape '" + parts[next] + "' in '" + spec + "' (e.g. 1000 or 256x1000)";
+    if (d.empty() || *end || v < 0 || errno == ERANGE) {
+      error = "bad shape '" + parts[next] + "' in '" + spec +
+              "' (non-negative integers below 2^63, e.g. 1000 or 256x1000)";
       return std::nullopt;
     }
     data.shape.push_back(v);
-    count *= size_t(v);
   }
-  data.bytes.assign(count * dtypeBytes(dtype), 0);
-  double value = next + 1 < parts.size() ? std::atof(parts[next + 1].c_str()) : 0.0;
+  if (parts[next].empty() || parts.size() > next + 2) {
+    error = "expected KIND[:DTYPE]:SHAPE[:VALUE], got '" + spec + "'";
+    return std::nullopt;
+  }
+  double value = 0.0;
+  if (next + 1 < parts.size()) {
+    const std::string &text = parts[next + 1];
+    char *end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end || kind != "full") {
+      error = kind != "full" ? "'" + spec + "': only full takes a value"
+                             : "'" + text + "' in '" + spec + "' is not a number";
+      return std::nullopt;
+    }
+  }
+  std::optional<size_t> count = checkedCount(data.shape, dtypeBytes(dtype), "'" + spec + "'", error);
+  if (!count || !allocate(data.bytes, *count * dtypeBytes(dtype), "'" + spec + "'", error))
+    return std::nullopt;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < *count; ++i) {
     if (kind == "randn") data.set(i, normal(rng));
     else if (kind == "rand") data.set(i, uniform(rng));
-    else if (kind == "zeros") data.set(i, 0);
     else if (kind == "ones") data.set(i, 1);
     else if (kind == "arange") data.set(i, double(i));
     else if (kind == "full") data.set(i, value);
-    else {
-      error = "unknown generator '" + kind + "' (randn, rand, zeros, ones, arange, full)";
-      return std::nullopt;
-    }
   }
   return data;
 }

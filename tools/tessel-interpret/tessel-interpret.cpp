@@ -16,6 +16,7 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cerrno>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -110,6 +111,16 @@ std::optional<Arg> scalarArg(const std::string &type, const std::string &text, s
   return std::nullopt;
 }
 
+/// A non-negative integer flag value below 2^31, or nullopt.
+std::optional<unsigned> parseCount(const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno == ERANGE || v < 0 || v > INT32_MAX)
+    return std::nullopt;
+  return unsigned(v);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -153,7 +164,10 @@ int main(int argc, char **argv) {
     } else if (auto v = value("-D")) {
       sourceOpts.defines.push_back(*v);
     } else if (auto v = value("--config")) {
-      sourceOpts.config = unsigned(std::atoi(v->c_str()));
+      std::optional<unsigned> n = parseCount(*v);
+      if (!n)
+        return fail("--config expects a configuration index (0, 1, ...), got '" + *v + "'");
+      sourceOpts.config = *n;
     } else if (auto v = value("--grid"); v || (v = value("-g"))) {
       if (!parseGrid(*v, grid))
         return fail("--grid expects X[,Y[,Z]] with non-negative integers, got '" + *v + "'");
@@ -162,9 +176,15 @@ int main(int argc, char **argv) {
       if (!pair(*v, outputs))
         return fail("--out expects NAME=FILE, got '" + *v + "'");
     } else if (auto v = value("--seed")) {
-      seed = unsigned(std::atoi(v->c_str()));
+      std::optional<unsigned> n = parseCount(*v);
+      if (!n)
+        return fail("--seed expects a non-negative integer, got '" + *v + "'");
+      seed = *n;
     } else if (auto v = value("--repeat")) {
-      repeat = unsigned(std::max(1, std::atoi(v->c_str())));
+      std::optional<unsigned> n = parseCount(*v);
+      if (!n || *n == 0)
+        return fail("--repeat expects a positive integer, got '" + *v + "'");
+      repeat = *n;
     } else if (auto v = value("--arg")) {
       if (!pair(*v, values))
         return fail("--arg expects NAME=VALUE, got '" + *v + "'");
