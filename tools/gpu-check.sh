@@ -26,6 +26,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-prepare}
+# Stages keep going past a failing test or benchmark (so the rest still runs) but the run
+# exits non-zero at the end, naming each failure.
+failures=""
+failed() { failures="$failures; $1"; echo "FAILED: $1" >&2; }
 shift || true
 
 # ptxas's registers, shared memory, spills and wgmma notes for every variant of the
@@ -111,13 +115,14 @@ run)
       if ninja -C "$build" -k 0 -j"$(nproc)" ${TESSEL_GPU_TARGETS:-} > "$out/build.log" 2>&1; then
         echo "built"
       else
+        failed "build"
         echo "BUILD FAILED for some targets:"
         grep -E "error|FAILED" -A5 "$out/build.log" | head -n 60
       fi
       ;;
     tests)
       # Only the GPU subtree: the rest is CI's (and runs without a GPU).
-      TESSEL_AGREEMENT_DIR="$carry/agreement" ctest --test-dir "$build/test/gpu" -L gpu --output-on-failure -j4 > "$out/gpu-tests.log" 2>&1 || true
+      TESSEL_AGREEMENT_DIR="$carry/agreement" ctest --test-dir "$build/test/gpu" -L gpu --output-on-failure -j4 > "$out/gpu-tests.log" 2>&1 || failed "gpu tests"
       tail -n 25 "$out/gpu-tests.log"
       ;;
     softmax)
@@ -127,38 +132,38 @@ run)
     matmul)
       # The matmul GPU tests, the benchmark against cuBLAS, and ptxas's registers, shared
       # memory and spills for every config of the bf16 and f32 packages.
-      "$build"/bin/tessel-matmul-gpu-tests > "$out/matmul-tests.log" 2>&1 || true
+      "$build"/bin/tessel-matmul-gpu-tests > "$out/matmul-tests.log" 2>&1 || failed "matmul tests"
       tail -n 20 "$out/matmul-tests.log"
       start_clocks matmul
       "$build"/bin/tessel-bench matmul --json "$out/matmul.json" --markdown "$out/matmul.md" 2>&1 |
-        tee "$out/matmul.txt" || true
+        tee "$out/matmul.txt" || failed "matmul bench"
       stop_clocks
       # The sm_90a (wgmma) build, bf16 and tf32.
       "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f32 --json "$out/matmul-sm90a.json" \
-        --markdown "$out/matmul-sm90a.md" 2>&1 | tee "$out/matmul-sm90a.txt" || true
+        --markdown "$out/matmul-sm90a.md" 2>&1 | tee "$out/matmul-sm90a.txt" || failed "sm90a matmul bench"
       matmul_resources bf16 f32 bf16_sm90a f32_sm90a
       ;;
     wgmma)
       # The sm_90a (wgmma) packages: their GPU tests, the benchmark, ptxas resources.
-      "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*sm90a*' > "$out/matmul-tests.log" 2>&1 || true
+      "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*sm90a*' > "$out/matmul-tests.log" 2>&1 || failed "wgmma matmul tests"
       tail -n 12 "$out/matmul-tests.log"
       "$build"/bin/tessel-bench matmul --suffix _sm90a --dtype bf16,f16,f32 --samples 50 \
         --json "$out/matmul-sm90a.json" --markdown "$out/matmul-sm90a.md" 2>&1 |
-        tee "$out/matmul-sm90a.txt" || true
+        tee "$out/matmul-sm90a.txt" || failed "sm90a matmul bench"
       matmul_resources bf16_sm90a f32_sm90a
       ;;
     multicast)
       # Programs sharing B tiles in clusters of two (TMA multicast, the _mc2 packages):
       # their GPU tests, then the benchmark of each package beside the one without,
       # alternating (plain, _mc2, plain, _mc2) so that both meet the same board.
-      "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*mc2*' > "$out/multicast-tests.log" 2>&1 || true
+      "$build"/bin/tessel-matmul-gpu-tests --gtest_filter='*mc2*' > "$out/multicast-tests.log" 2>&1 || failed "multicast tests"
       tail -n 12 "$out/multicast-tests.log"
       start_clocks multicast
       for round in 1 2; do
         for suffix in "" _mc2; do
           "$build"/bin/tessel-bench matmul --suffix "$suffix" --dtype f32,bf16 --sizes 4096,8192 \
             --json "$out/multicast${suffix:-_plain}-$round.json" 2>&1 |
-            tee -a "$out/multicast-bench.txt" || true
+            tee -a "$out/multicast-bench.txt" || failed "multicast bench"
         done
       done
       stop_clocks
@@ -178,7 +183,7 @@ run)
       for mode in wgmma mma-sync; do
         env $([ "$mode" = mma-sync ] && echo DISABLE_MMA_V3=1) TRITON_CACHE_DIR="$build/triton-$mode" \
           python3 bench/reference/triton_matmul.py --dtype f32,bf16 --json "$out/triton-$mode.json" 2>&1 |
-          grep -v Warning | tee "$out/triton-$mode.txt" || true
+          grep -v Warning | tee "$out/triton-$mode.txt" || failed "triton matmul"
       done
       ;;
     attention)
@@ -187,16 +192,16 @@ run)
       # Triton's FA2 at the realistic shapes.
       if [ "${ATTENTION_TESTS:-1}" != 0 ]; then
         timeout "${ATTENTION_TEST_TIMEOUT:-400}" "$build"/bin/tessel-attention-gpu-tests \
-          > "$out/attention-tests.log" 2>&1 || true
+          > "$out/attention-tests.log" 2>&1 || failed "attention tests"
         grep -E "FAILED|PASSED|SKIPPED \]|tests ran" "$out/attention-tests.log" | tail -n 30
       fi
       for study in ${ATTENTION_STUDIES:-realistic flash naive}; do
         "$build"/bin/tessel-bench attention --study "$study" --json "$out/attention-$study.json" \
           --csv "$out/attention-$study.csv" --plot "$out/attention-$study.png" 2>&1 |
-          tee "$out/attention-$study.txt" || true
+          tee "$out/attention-$study.txt" || failed "attention $study"
         if [ "$study" = realistic ]; then
           python3 bench/reference/triton_attention.py --json "$out/attention-triton.json" 2>&1 |
-            grep -v Warning | tee "$out/attention-triton.txt" || true
+            grep -v Warning | tee "$out/attention-triton.txt" || failed "triton attention"
         fi
       done
       ;;
@@ -205,7 +210,7 @@ run)
       "$build"/bin/tessel-bench model --model small,xl --context-length 512,2048 --batch-size 4 \
         --mode train-step --precision bf16 --attention sdpa,tessel --warmup 3 --steps 10 \
         --json "$out/model-attention.json" --markdown-file "$out/model-attention.md" 2>&1 |
-        tee "$out/model-attention.txt" || true
+        tee "$out/model-attention.txt" || failed "model-attention"
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).
@@ -222,6 +227,10 @@ run)
   archive=$(mktemp)
   tar -czf "$archive" -C "$out" --exclude 00-results.tar.gz . &&
     mv "$archive" "$out/00-results.tar.gz" && echo "all results: $out/00-results.tar.gz"
+  if [ -n "$failures" ]; then
+    echo "gpu-check: failed: ${failures#; }" >&2
+    exit 1
+  fi
   ;;
 *)
   echo "usage: $0 prepare | run [build tests softmax ...]" >&2
