@@ -196,6 +196,7 @@ run)
         grep -E "FAILED|PASSED|SKIPPED \]|tests ran" "$out/attention-tests.log" | tail -n 30
       fi
       for study in ${ATTENTION_STUDIES:-realistic flash naive}; do
+        [ "$study" = none ] && continue # ATTENTION_STUDIES=none: the tests alone
         "$build"/bin/tessel-bench attention --study "$study" --json "$out/attention-$study.json" \
           --csv "$out/attention-$study.csv" --plot "$out/attention-$study.png" 2>&1 |
           tee "$out/attention-$study.txt" || failed "attention $study"

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -97,19 +98,24 @@ void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, 
   // of the products, not of the result: at seq 1, dS = P (dO.v - dO.o) is 0 exactly but
   // ~1e-3 after tf32 rounding of a dot of size ~sqrt(d) (seen on the H100: 1.0-1.15e-3
   // where dq and dk are 0).
+  // tf32's floor grows with the reduction an output sums over (keys for the output and
+  // dq, queries for dk and dv) as independent rounding errors do, by its square root: with
+  // 300 queries and one key, dk is 0 exactly and 0.005-0.013 after tf32 (H100), where
+  // 2^-9 alone is 0.002.
   bool tf32 = dtype == torch::kFloat32 && !exact;
   double floor = tf32 ? 0x1p-9 : exact ? 2e-5 : 1e-4;
   auto check = [&](const char *what, const torch::Tensor &x, const torch::Tensor &b,
-                   const torch::Tensor &r) {
+                   const torch::Tensor &r, int64_t reduction) {
     double mine = maxError(x, r), naiveErr = maxError(b, r);
+    double grow = tf32 ? std::sqrt(double(std::max<int64_t>(reduction, 1))) : 1.0;
     EXPECT_TRUE(std::isfinite(mine)) << what;
-    EXPECT_LE(mine, 2 * naiveErr + floor * (1 + r.abs().max().item<double>()))
+    EXPECT_LE(mine, 2 * naiveErr + floor * grow * (1 + r.abs().max().item<double>()))
         << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
   };
-  check("output", got.out, base.out, ref.out);
-  check("dq", got.dq, base.dq, ref.dq);
-  check("dk", got.dk, base.dk, ref.dk);
-  check("dv", got.dv, base.dv, ref.dv);
+  check("output", got.out, base.out, ref.out, lk);
+  check("dq", got.dq, base.dq, ref.dq, lk);
+  check("dk", got.dk, base.dk, ref.dk, lq);
+  check("dv", got.dv, base.dv, ref.dv, lq);
 
   // The log-sum-exp (natural log), +inf for rows that see nothing.
   auto [out, lse] = ops::flashAttentionForward(q.to(dtype), k.to(dtype), v.to(dtype), causal, scale);
