@@ -15,6 +15,9 @@ SourceRange join(SourceRange a, SourceRange b) {
 
 SourceFile::SourceFile(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)) {
+  // A UTF-8 byte-order mark (editors on Windows write one) is not part of the program.
+  if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    text_.erase(0, 3);
   lineStarts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n')
@@ -42,12 +45,13 @@ Diagnostic &DiagnosticEngine::add(Severity severity, SourceRange range,
                                   std::string message) {
   if (severity == Severity::Error) {
     ++errorCount_;
-    if (errorCount_ > kMaxErrors) {
+    if (errorLimit_ != 0 && errorCount_ > errorLimit_) {
       // Past the limit the diagnostic goes to a scratch slot that is dropped.
-      if (errorCount_ == kMaxErrors + 1) {
+      if (errorCount_ == errorLimit_ + 1) {
         Diagnostic stop;
         stop.range = range;
-        stop.message = "too many errors, stopping now";
+        stop.message = "too many errors emitted, stopping now (--error-limit " +
+                       std::to_string(errorLimit_) + "; 0 for no limit)";
         diags_.push_back(std::move(stop));
       }
       overflow_ = Diagnostic();

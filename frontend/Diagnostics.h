@@ -70,10 +70,12 @@ struct Diagnostic {
 ///              ^~~~~
 class DiagnosticEngine {
 public:
-  /// At most this many errors are kept; then one "too many errors" is added.
-  static constexpr unsigned kMaxErrors = 50;
+  /// By default at most this many errors are kept (clang's -ferror-limit); then one
+  /// "too many errors" is added and the rest are dropped.
+  static constexpr unsigned kDefaultErrorLimit = 20;
 
-  explicit DiagnosticEngine(const SourceFile &file) : file_(file) {}
+  explicit DiagnosticEngine(const SourceFile &file, unsigned errorLimit = kDefaultErrorLimit)
+      : file_(file), errorLimit_(errorLimit) {}
 
   /// Adds an error; returns it so that notes can be attached.
   Diagnostic &error(SourceRange range, std::string message);
@@ -98,6 +100,7 @@ private:
   void renderOne(std::string &out, const Diagnostic &diag) const;
 
   const SourceFile &file_;
+  unsigned errorLimit_; // 0: no limit
   std::vector<Diagnostic> diags_;
   Diagnostic overflow_;
   unsigned errorCount_ = 0;

@@ -130,8 +130,13 @@ public:
                                                                    llvm::ArrayRef<int64_t> b);
 
   //===--- Values (GenValue.cpp) -------------------------------------------===//
-  /// A scalar arith.constant of `elem` type.
-  mlir::Value constantScalar(const ConstValue &c, mlir::Type elem);
+  /// A scalar arith.constant of `elem` type. A literal whose value the conversion would
+  /// change (2.7 or -inf as an integer, 300 as i8, 1e40 as f32) is an error at the
+  /// expression being generated (the constant is still made, so generation goes on),
+  /// unless the conversion is the user's own (`explicitCast`: `.to(dtype)`).
+  mlir::Value constantScalar(const ConstValue &c, mlir::Type elem, bool explicitCast = false);
+  /// Why `c` changes value as an `elem`, or "" when it does not.
+  std::string literalConversionLoss(const ConstValue &c, mlir::Type elem);
   /// A constant of `type` (a scalar, or a splat tile).
   mlir::Value constantOf(const ConstValue &c, mlir::Type type);
   /// A runtime value: constants get their default type.
@@ -191,20 +196,31 @@ public:
   std::unique_ptr<Scope> kernelScope_;
   Scope *scope = nullptr;
   std::vector<Scope *> callStack;
+  /// @func calls inlined so far for this kernel (bounded: fan-out grows exponentially).
+  size_t inlinedCalls = 0;
+  bool inlineDepthReported = false;
   mlir::Location curLoc_;
+  /// The source range of the expression being generated (for errors without one).
+  SourceRange curRange_;
 };
 
 /// Sets the generator's current location for the lifetime of the guard.
 class LocGuard {
 public:
-  LocGuard(Generator &gen, SourceRange range) : gen_(gen), saved_(gen.curLoc_) {
+  LocGuard(Generator &gen, SourceRange range)
+      : gen_(gen), saved_(gen.curLoc_), savedRange_(gen.curRange_) {
     gen.curLoc_ = gen.loc(range);
+    gen.curRange_ = range;
   }
-  ~LocGuard() { gen_.curLoc_ = saved_; }
+  ~LocGuard() {
+    gen_.curLoc_ = saved_;
+    gen_.curRange_ = savedRange_;
+  }
 
 private:
   Generator &gen_;
   mlir::Location saved_;
+  SourceRange savedRange_;
 };
 
 } // namespace tessel::frontend

@@ -550,9 +550,25 @@ GenValue Generator::genCall(const Expr &expr) {
 // Inlines a @func: binds the arguments to a fresh scope and generates its body.
 GenValue Generator::callFunc(const ast::Function &fn, const Expr &call) {
   constexpr size_t kMaxInlineDepth = 32;
-  if (callStack.size() >= kMaxInlineDepth)
-    return error(call.range, "@func calls nested more than " + std::to_string(kMaxInlineDepth) +
-                                 " deep (recursive helper '" + fn.name + "'?)");
+  // Every call is inlined: a helper that calls itself (or a chain of helpers calling the
+  // next) twice grows exponentially, so the total is bounded too, reported once.
+  constexpr size_t kMaxInlinedCalls = 10000;
+  if (callStack.size() >= kMaxInlineDepth) {
+    if (!inlineDepthReported) // once: a recursive helper reaches the bound on every path
+      error(call.range, "@func calls nested more than " + std::to_string(kMaxInlineDepth) +
+                            " deep (recursive helper '" + fn.name + "'?)");
+    inlineDepthReported = true;
+    inlinedCalls = std::max(inlinedCalls, kMaxInlinedCalls + 1); // stop inlining anything
+    return GenValue::poison();
+  }
+  if (++inlinedCalls > kMaxInlinedCalls) {
+    if (inlinedCalls == kMaxInlinedCalls + 1)
+      error(call.range, "more than " + std::to_string(kMaxInlinedCalls) +
+                            " @func calls inlined into this kernel (every call is inlined; '" +
+                            fn.name + "' multiplies them: a helper calling itself or the next "
+                            "helper more than once grows exponentially)");
+    return GenValue::poison();
+  }
   std::vector<const char *> names;
   size_t required = 0;
   for (const ast::Param &p : fn.params) {

@@ -443,7 +443,7 @@ GenValue Generator::genCast(const GenValue &x, DType dtype, SourceRange range) {
   if (x.isConst()) {
     if (!x.cst.isNumber())
       return error(range, "cannot convert " + describe(x) + " to " + dtypeName(dtype));
-    return GenValue::ofValue(constantScalar(x.cst, elem));
+    return GenValue::ofValue(constantScalar(x.cst, elem, /*explicitCast=*/true));
   }
   if (x.isTuple())
     return error(range, "cannot convert a tuple to " + std::string(dtypeName(dtype)));

@@ -3,7 +3,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <charconv>
 #include <cmath>
+
+#include "llvm/ADT/APFloat.h"
 
 namespace tessel::frontend {
 
@@ -28,7 +31,49 @@ bool GenValue::sameAs(const GenValue &other) const {
   return false;
 }
 
-Value Generator::constantScalar(const ConstValue &c, Type elem) {
+std::string Generator::literalConversionLoss(const ConstValue &c, Type elem) {
+  if (!c.isNumber() || c.isBool())
+    return "";
+  if (auto ft = mlir::dyn_cast<mlir::FloatType>(elem)) {
+    double v = c.asDouble();
+    bool exact = true;
+    llvm::APFloat f(v);
+    f.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &exact);
+    if (std::isfinite(v) && !f.isFinite())
+      return "overflows " + typeName(elem);
+    return "";
+  }
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  if (elem.isInteger(1)) {
+    double v = c.asDouble();
+    return v == 0 || v == 1 ? "" : "is not 0 or 1, the values of an i1";
+  }
+  if (c.isFloat()) {
+    double f = c.floatValue;
+    if (!std::isfinite(f) || f != std::trunc(f))
+      return "is not an integer";
+  }
+  // Integers: anything that fits the width, signed or unsigned (0xFFFFFFFF is a valid i32).
+  double v = c.asDouble();
+  double lo = -std::ldexp(1.0, int(bits) - 1), hi = std::ldexp(1.0, int(bits)) - 1;
+  if (bits < 64 && (v < lo || v > hi))
+    return "does not fit in " + std::to_string(bits) + " bits";
+  return "";
+}
+
+/// A literal as its shortest round-trip text ("2.7", not "2.7000000000000002").
+static std::string literalText(const ConstValue &c) {
+  if (!c.isFloat() || !std::isfinite(c.floatValue))
+    return c.toString();
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, c.floatValue);
+  return ec == std::errc() ? std::string(buffer, end) : c.toString();
+}
+
+Value Generator::constantScalar(const ConstValue &c, Type elem, bool explicitCast) {
+  if (std::string why = explicitCast ? "" : literalConversionLoss(c, elem); !why.empty())
+    error(curRange_, "the literal " + literalText(c) + " " + why + ": it would change value as " +
+                         typeName(elem) + " (convert it explicitly, or use a literal of that type)");
   mlir::TypedAttr attr;
   if (auto ft = mlir::dyn_cast<mlir::FloatType>(elem)) {
     attr = b.getFloatAttr(ft, c.asDouble());
@@ -128,6 +173,7 @@ Value Generator::toElemType(const GenValue &v, Type elem, SourceRange range) {
       error(range, "cannot convert " + describe(v) + " to a pointer");
       return nullptr;
     }
+    LocGuard at(*this, range); // a literal that changes value is reported where it is
     return constantScalar(v.cst, elem);
   }
   if (v.isRuntime())

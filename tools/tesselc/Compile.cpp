@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -306,13 +307,18 @@ int finish(fe::DiagnosticEngine &diags, int code) {
 
 int run(const Options &opts) {
   std::string text;
+  std::error_code ec;
+  if (std::filesystem::is_directory(opts.input, ec)) {
+    std::cerr << "tesselc: error: '" << opts.input << "' is a directory, not a .tsl file\n";
+    return 1;
+  }
   if (!readFile(opts.input, text)) {
     std::cerr << "tesselc: error: cannot read '" << opts.input << "'\n";
     return 1;
   }
   Clock::time_point start = Clock::now();
   fe::SourceFile file(opts.input, std::move(text));
-  fe::DiagnosticEngine diags(file);
+  fe::DiagnosticEngine diags(file, opts.errorLimit);
   fe::ast::Module module = fe::parseModule(file, diags);
   if (diags.hasErrors())
     return finish(diags, 1);

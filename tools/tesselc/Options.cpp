@@ -45,6 +45,7 @@ OPTIONS:
   --max-stages N       Compile only the configurations with num_stages <= N (e.g. for
                        builds whose pipelined loops are slow to compile and gain
                        little, such as exact-f32 FMA dots; default: all)
+  --error-limit N      Stop reporting after N errors (default 20; 0: no limit)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -199,6 +200,9 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.maxStages = n;
+    } else if (is("--error-limit")) {
+      if (!value("--error-limit", v) || !parseUnsigned("--error-limit", v, opts.errorLimit))
+        return std::nullopt;
     } else if (is("--config")) {
       unsigned n = 0;
       if (!value("--config", v) || !parseUnsigned("--config", v, n))

@@ -32,6 +32,8 @@ struct Options {
   unsigned multicastB = 1;
   /// Compile only the configurations with at most this many pipeline stages (0: all).
   unsigned maxStages = 0;
+  /// Errors reported before the rest are dropped (0: no limit).
+  unsigned errorLimit = 20;
   bool json = false;
   /// Print nothing on success (the in-process JIT compiles through the same driver).
   bool quiet = false;

@@ -60,8 +60,19 @@ TEST(Diagnostics, ErrorLimit) {
   DiagnosticEngine diags(file);
   for (int i = 0; i < 100; ++i)
     diags.error(SourceRange(file.locFor(1, 1)), "e");
-  EXPECT_EQ(diags.diagnostics().size(), DiagnosticEngine::kMaxErrors + 1);
-  EXPECT_EQ(diags.diagnostics().back().message, "too many errors, stopping now");
+  EXPECT_EQ(diags.diagnostics().size(), DiagnosticEngine::kDefaultErrorLimit + 1);
+  EXPECT_EQ(diags.diagnostics().back().message,
+            "too many errors emitted, stopping now (--error-limit 20; 0 for no limit)");
+  DiagnosticEngine unlimited(file, 0);
+  for (int i = 0; i < 100; ++i)
+    unlimited.error(SourceRange(file.locFor(1, 1)), "e");
+  EXPECT_EQ(unlimited.diagnostics().size(), 100u);
+}
+
+TEST(Diagnostics, ByteOrderMarkIsNotSource) {
+  SourceFile file("x.tsl", "\xEF\xBB\xBF@kernel\n");
+  EXPECT_EQ(file.text(), "@kernel\n");
+  EXPECT_EQ(file.lineText(1), "@kernel");
 }
 
 TEST(Diagnostics, NoLocation) {
