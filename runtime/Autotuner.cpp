@@ -28,45 +28,6 @@
 using namespace tessel;
 
 //===----------------------------------------------------------------------===//
-// Config
-//===----------------------------------------------------------------------===//
-
-Config::Config(const KernelInfo &kernel, int index)
-    : kernel_(kernel.name), index_(index), text_(kernel.describeConfig(index)) {
-  for (const Variant &variant : kernel.variants) {
-    if (variant.config != index)
-      continue;
-    numWarps_ = variant.numWarps;
-    numStages_ = variant.numStages;
-    constexprs_ = variant.constexprs;
-    break;
-  }
-}
-
-const Json *Config::find(std::string_view name) const {
-  for (const Json::Member &member : constexprs_)
-    if (member.first == name)
-      return &member.second;
-  return nullptr;
-}
-
-int64_t Config::operator[](std::string_view name) const {
-  const Json *value = find(name);
-  if (value && value->isInt())
-    return value->asInt();
-  if (value && value->isBool())
-    return value->asBool() ? 1 : 0;
-  std::string names;
-  for (const Json::Member &member : constexprs_)
-    names += (names.empty() ? "" : ", ") + member.first;
-  if (value)
-    throw Error("constexpr '" + std::string(name) + "' of " + kernel_ +
-                " is " + value->dump() + ", not an integer");
-  throw Error(kernel_ + " has no constexpr '" + std::string(name) +
-              "' (it has: " + (names.empty() ? "none" : names) + ")");
-}
-
-//===----------------------------------------------------------------------===//
 // Keys and the lock-free table
 //===----------------------------------------------------------------------===//
 
@@ -264,19 +225,6 @@ public:
     }
   }
 
-  /// The key's value of a key param, as the prune condition sees it.
-  static Json keyValue(const Arg &arg) {
-    if (arg.isPointer())
-      return Json(arg.address() % 16 == 0);
-    if (arg.isFloat())
-      return Json(arg.floatValue());
-    if (arg.kind() == Arg::Kind::Bool)
-      return Json(arg.intValue() != 0);
-    if (arg.kind() == Arg::Kind::UInt64 && !arg.fitsInt64())
-      return Json(double(uint64_t(arg.intValue())));
-    return Json(arg.intValue());
-  }
-
   std::string keyText(const Arg *args, const PackedArgs &packed) const {
     std::string text;
     for (int index : keyParams) {
@@ -296,31 +244,7 @@ public:
 
   /// Why config `c` is pruned for these key values, or empty.
   std::string pruneReason(int c, const Arg *args) const {
-    if (prune.empty())
-      return {};
-    const Config &config = configs[size_t(c)];
-    Json warps(config.numWarps()), stages(config.numStages());
-    std::vector<std::pair<std::string, Json>> keys;
-    for (int index : keyParams)
-      keys.emplace_back(info.params[size_t(index)].name,
-                        keyValue(args[size_t(index)]));
-    auto lookup = [&](std::string_view name) -> const Json * {
-      if (name == "num_warps")
-        return &warps;
-      if (name == "num_stages")
-        return &stages;
-      for (const auto &[keyName, value] : keys)
-        if (keyName == name)
-          return &value;
-      return config.find(name);
-    };
-    try {
-      if (prune.test(lookup))
-        return "pruned by '" + prune.text() + "'";
-    } catch (const Error &error) {
-      return std::string("pruned: ") + error.what();
-    }
-    return {};
+    return tessel::pruneReason(info, prune, configs[size_t(c)], args);
   }
 
   /// Why config `c` cannot run these arguments on the device, or empty.

@@ -28,6 +28,7 @@
 #define TESSEL_RUNTIME_AUTOTUNER_H
 
 #include "runtime/Kernel.h"
+#include "runtime/KernelConfig.h"
 #include "runtime/TuningCache.h"
 
 #include <cstdint>
@@ -45,31 +46,6 @@ namespace tessel {
 
 /// ceil(a / b) for grid computations.
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// One tile configuration of a kernel, as grid functions see it.
-class Config {
-public:
-  Config(const KernelInfo &kernel, int index);
-
-  int index() const { return index_; }
-  int numWarps() const { return numWarps_; }
-  int numStages() const { return numStages_; }
-  /// An integer (or bool) constexpr's value; throws tessel::Error naming the
-  /// kernel and the constexprs it has when `name` is not one of them.
-  int64_t operator[](std::string_view name) const;
-  /// Any constexpr (ints, bools, dtype names), nullptr when absent.
-  const Json *find(std::string_view name) const;
-  /// "BLOCK=1024 num_warps=4 num_stages=1".
-  const std::string &text() const { return text_; }
-
-private:
-  std::string kernel_;
-  int index_ = 0;
-  int numWarps_ = 4;
-  int numStages_ = 1;
-  Json::Object constexprs_;
-  std::string text_;
-};
 
 struct TuneOptions {
   /// The device to run on; negative: the device of the current context at

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Kernel.h"
+#include "runtime/ConfigExpr.h"
 #include "runtime/Interpret.h"
+#include "runtime/KernelConfig.h"
 
 #include <algorithm>
 #include <atomic>
@@ -127,7 +129,33 @@ public:
   std::unique_ptr<VariantState[]> states;
   /// Per config: usable variants, best first.
   std::vector<std::vector<Candidate>> candidates;
+  /// The package's @autotune prune condition (empty: none) and the configs it reads:
+  /// an explicit launch of a pruned config is refused.
+  ConfigExpr prune;
+  std::vector<Config> configList;
   mutable std::mutex mutex;
+
+  void setInfo(const KernelInfo &kernelInfo) {
+    info = kernelInfo;
+    configs = info.configCount();
+    states.reset(new VariantState[info.variants.size()]);
+    if (!info.autotunePrune.empty()) {
+      prune = ConfigExpr::parse(info.autotunePrune);
+      for (int c = 0; c < configs; ++c)
+        configList.emplace_back(info, c);
+    }
+  }
+
+  /// Throws when the prune condition rules config `config` out for `args`.
+  void checkNotPruned(int config, const Arg *args) const {
+    if (prune.empty())
+      return;
+    std::string reason = pruneReason(info, prune, configList[size_t(config)], args);
+    if (!reason.empty())
+      throw Error(info.name + ": config " + std::to_string(config) + " (" +
+                  configList[size_t(config)].text() + ") cannot serve this launch: " + reason +
+                  " (the autotuner skips it; launch another config or the TunedKernel)");
+  }
 
   /// Tensor maps already encoded, by what they depend on: repeated launches on the same
   /// tensors (a training step, a benchmark) skip cuTensorMapEncodeTiled.
@@ -524,11 +552,9 @@ Kernel Kernel::load(const Package &package, std::string_view name,
   if (interpretEnabled()) {
     // TESSEL_INTERPRET=1: launches run in the CPU interpreter; no driver, no device.
     auto impl = std::make_shared<Impl>();
-    impl->info = info;
+    impl->setInfo(info);
     impl->device = device < 0 ? 0 : device;
     impl->packageHash = package.contentHash();
-    impl->configs = info.configCount();
-    impl->states.reset(new VariantState[info.variants.size()]);
     impl->candidates.resize(size_t(impl->configs));
     Kernel kernel;
     kernel.impl_ = std::move(impl);
@@ -539,12 +565,10 @@ Kernel Kernel::load(const Package &package, std::string_view name,
     device = driver.currentDevice();
   auto impl = std::make_shared<Impl>();
   impl->driver = &driver;
-  impl->info = info;
+  impl->setInfo(info);
   impl->device = device;
   impl->deviceInfo = driver.deviceInfo(device);
   impl->packageHash = package.contentHash();
-  impl->configs = info.configCount();
-  impl->states.reset(new VariantState[info.variants.size()]);
   for (int config = 0; config < impl->configs; ++config)
     impl->candidates.push_back(
         orderedCandidates(impl->info, config, impl->deviceInfo.capability()));
@@ -574,6 +598,7 @@ void Kernel::launch(Grid grid, const Arg *args, size_t count, CUstream stream,
   k.checkConfigIndex(config);
   PackedArgs packed;
   packArgs(k.info, args, count, packed);
+  k.checkNotPruned(config, args);
   if (!k.driver) { // interpreting (Kernel::load under TESSEL_INTERPRET=1)
     checkGrid(grid, k.info.name);
     int variant = interpretedVariant(k.info, config);

@@ -88,7 +88,9 @@ public:
 
   /// Launches config `config` on `stream` (nullptr: the legacy default
   /// stream). Throws tessel::Error for argument mismatches, configs that do not
-  /// fit the device and driver errors. An empty grid launches nothing.
+  /// fit the device, configs the package's @autotune prune condition rules out
+  /// for these arguments (KernelConfig.h) and driver errors. An empty grid
+  /// launches nothing.
   void launch(Grid grid, std::initializer_list<Arg> args,
               CUstream stream = nullptr, int config = 0) const {
     launch(grid, args.begin(), args.size(), stream, config);

@@ -228,6 +228,21 @@ TEST_F(Autotuner, PruneConditionDropsConfigsPerKey) {
       << error;
 }
 
+TEST_F(Autotuner, ExplicitLaunchOfAPrunedConfigIsRefused) {
+  // The package's prune condition also guards Kernel::launch with an explicit config
+  // (softmax with a block shorter than the row would leave columns unwritten).
+  Package package = incPackage();
+  package.kernels[0].autotunePrune = "BLOCK < n";
+  Kernel inc = Kernel::load(package, "inc");
+  std::string error = errorOf([&] { inc.launch(1, {outPtr(), x, 300}, nullptr, 0); });
+  EXPECT_EQ(error, "inc: config 0 (BLOCK=128 num_warps=4 num_stages=1) cannot serve this "
+                   "launch: pruned by 'BLOCK < n' (the autotuner skips it; launch another "
+                   "config or the TunedKernel)");
+  setOut(41);
+  EXPECT_NO_THROW(inc.launch(1, {outPtr(), x, 300}, nullptr, 2)); // BLOCK=512 >= 300
+  EXPECT_EQ(outValue(), 42);
+}
+
 TEST_F(Autotuner, PruneFromTheApiIsOredWithThePackages) {
   Package package = incPackage();
   package.kernels[0].autotunePrune = "BLOCK == 256";
