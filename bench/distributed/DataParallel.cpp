@@ -166,8 +166,12 @@ struct DataParallel::State {
       return;
     if (!stepStarted)
       startStep();
-    if (ready[p])
-      return; // a second backward through the same graph before finishing
+    if (ready[p]) // its bucket may already be on the wire: the sum would be lost
+      throw std::runtime_error(
+          "DataParallel: parameter " + std::to_string(p) +
+          " got a second gradient before finishGradientSynchronization() (a second "
+          "backward outside noSync()); synchronise after each backward, or accumulate "
+          "the earlier ones inside noSync()");
     ready[p] = 1;
     // Into the bucket right away: the fresh gradient autograd made is freed
     // now rather than when the whole bucket is ready.

@@ -5,6 +5,7 @@
 #include "bench/distributed/ShardedOptimizer.h"
 
 #include <gtest/gtest.h>
+#include <torch/nn/modules/linear.h>
 
 #include <cstdlib>
 
@@ -101,4 +102,46 @@ TEST(ProcessGroup, SingleProcessGlooGroupWorks) {
   pg->wait(pg->allReduceMean(t));
   EXPECT_TRUE(torch::allclose(t, torch::full({4}, 3.0)));
   pg->barrier();
+}
+
+// A second backward before the first one's gradients were synchronised (outside noSync)
+// is an error, as in PyTorch's DDP: its hooks would add to buckets already on the wire.
+TEST(DataParallel, SecondBackwardBeforeSynchronisingIsAnError) {
+  EnvScope env(nullptr, nullptr);
+  ProcessGroupOptions options;
+  options.backend = BackendKind::Gloo;
+  auto pg = ProcessGroup::fromEnvironment(options);
+  auto model = std::make_shared<torch::nn::LinearImpl>(4, 3);
+  for (DdpMode mode : {DdpMode::Bucketed, DdpMode::Overlapped}) {
+    DdpOptions ddpOptions;
+    ddpOptions.mode = mode;
+    DataParallel ddp(model, pg, ddpOptions);
+    torch::Tensor x = torch::randn({2, 4});
+    ddp.zeroGrad();
+    model->forward(x).sum().backward();
+    try {
+      model->forward(x).sum().backward();
+      ADD_FAILURE() << toString(mode) << ": the second backward did not throw";
+    } catch (const std::exception &error) {
+      EXPECT_NE(std::string(error.what()).find("got a second gradient before "
+                                               "finishGradientSynchronization()"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  // Accumulating inside noSync, then one synchronised backward, is the way.
+  DataParallel ddp(model, pg, DdpOptions{});
+  torch::Tensor x = torch::randn({2, 4});
+  ddp.zeroGrad();
+  {
+    auto guard = ddp.noSync();
+    model->forward(x).sum().backward();
+  }
+  model->forward(x).sum().backward();
+  ddp.finishGradientSynchronization();
+  torch::Tensor twice = model->weight.grad().clone();
+  ddp.zeroGrad();
+  model->forward(x).sum().backward();
+  ddp.finishGradientSynchronization();
+  EXPECT_TRUE(torch::allclose(twice, 2 * model->weight.grad()));
 }
