@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace tessel::model {
@@ -38,37 +39,56 @@ void AdamW::initState() {
     expAvgSq_.push_back(torch::zeros_like(p, at::MemoryFormat::Preserve));
     steps_.push_back(torch::zeros({}, p.options().dtype(torch::kFloat32)));
   }
+  hostSteps_.assign(params_.size(), 0);
 }
 
 void AdamW::step() {
   torch::NoGradGuard noGrad;
   if (expAvg_.empty())
     initState();
-  std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const torch::Tensor &grad = params_[i].grad();
-    if (!grad.defined())
-      continue;
-    params.push_back(params_[i]);
-    grads.push_back(grad);
-    expAvg.push_back(expAvg_[i]);
-    expAvgSq.push_back(expAvgSq_[i]);
-    steps.push_back(steps_[i]);
-  }
-  if (params.empty())
+  // Parameters without a gradient are skipped, their step counts too (as torch.optim's).
+  std::vector<size_t> stepped;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].grad().defined())
+      stepped.push_back(i);
+  if (stepped.empty())
     return;
   const AdamWOptions &o = options_;
-  ++stepCount_;
   if (o.impl == AdamWImpl::Fused) {
+    std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
+    for (size_t i : stepped) {
+      params.push_back(params_[i]);
+      grads.push_back(params_[i].grad());
+      expAvg.push_back(expAvg_[i]);
+      expAvgSq.push_back(expAvgSq_[i]);
+      steps.push_back(steps_[i]);
+    }
     at::_foreach_add_(steps, 1);
     at::_fused_adamw_(params, grads, expAvg, expAvgSq, /*max_exp_avg_sqs=*/{}, steps, o.lr,
                       o.beta1, o.beta2, o.weightDecay, o.eps, /*amsgrad=*/false,
                       /*maximize=*/false);
     return;
   }
-  // torch.optim.AdamW's multi-tensor path (not capturable: the step is a host number).
+  // torch.optim.AdamW's multi-tensor path (not capturable: the steps are host numbers),
+  // one group per step count (one group unless some parameter skipped steps).
+  std::map<int64_t, std::vector<size_t>> byStep;
+  for (size_t i : stepped)
+    byStep[++hostSteps_[i]].push_back(i);
+  for (const auto &[step, group] : byStep)
+    foreachStep(group, double(step));
+}
+
+void AdamW::foreachStep(const std::vector<size_t> &group, double step) {
+  const AdamWOptions &o = options_;
+  std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
+  for (size_t i : group) {
+    params.push_back(params_[i]);
+    grads.push_back(params_[i].grad());
+    expAvg.push_back(expAvg_[i]);
+    expAvgSq.push_back(expAvgSq_[i]);
+    steps.push_back(steps_[i]);
+  }
   at::_foreach_add_(steps, 1);
-  double step = static_cast<double>(stepCount_);
   double biasCorrection1 = 1 - std::pow(o.beta1, step);
   double biasCorrection2 = 1 - std::pow(o.beta2, step);
   at::_foreach_mul_(params, 1 - o.lr * o.weightDecay);

@@ -57,10 +57,12 @@ public:
 
 private:
   void initState();
+  /// The foreach update of the parameters `group`, whose step count is `step`.
+  void foreachStep(const std::vector<size_t> &group, double step);
 
   std::vector<torch::Tensor> params_, expAvg_, expAvgSq_, steps_;
   AdamWOptions options_;
-  int64_t stepCount_ = 0; // host copy, used by the foreach path
+  std::vector<int64_t> hostSteps_; // per parameter, host copies for the foreach path
 };
 
 } // namespace tessel::model
