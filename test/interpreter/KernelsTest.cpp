@@ -79,6 +79,38 @@ TEST_P(KernelsTest, Softmax) {
   }
 }
 
+// Edge rows: a row of -inf gives NaN, as torch.softmax does (exp(-inf - -inf)); a row with
+// some -inf gives 0 there and a proper softmax elsewhere; n_cols = 0 writes nothing.
+TEST_P(KernelsTest, SoftmaxEdgeRows) {
+  std::string dt = GetParam();
+  SourceKernel k = compileKernel("softmax.tsl", "softmax", {"T=" + dt, "BLOCK=256"});
+  ASSERT_TRUE(k.kernel);
+  int cols = 5, rows = 2;
+  HostTensor in(dt, size_t(rows * cols)), out(dt, size_t(rows * cols));
+  for (int c = 0; c < cols; ++c) {
+    in.set(size_t(c), -INFINITY);                                  // row 0: all -inf
+    in.set(size_t(cols + c), c % 2 ? -INFINITY : float(c) * 0.5f); // row 1: some -inf
+  }
+  MemoryMap mem;
+  mem.add(in.data(), in.bytes.size(), "inp");
+  mem.add(out.data(), out.bytes.size(), "out");
+  ASSERT_EQ(run(k, {rows}, {out.data(), in.data(), cols, cols, cols}, mem), "");
+  double s = 0;
+  for (int c = 0; c < cols; c += 2)
+    s += std::exp(c * 0.5 - 2.0);
+  for (int c = 0; c < cols; ++c) {
+    EXPECT_TRUE(std::isnan(out.get(size_t(c)))) << dt << " c=" << c;
+    double ref = c % 2 ? 0.0 : std::exp(c * 0.5 - 2.0) / s;
+    EXPECT_NEAR(out.get(size_t(cols + c)), ref, ref * out.ulp() + 1e-7) << dt << " c=" << c;
+  }
+  // n_cols = 0: every column is masked, nothing is written.
+  for (size_t i = 0; i < out.size(); ++i)
+    out.set(i, 42.0f);
+  ASSERT_EQ(run(k, {rows}, {out.data(), in.data(), cols, cols, 0}, mem), "");
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out.get(i), 42.0f) << dt << " i=" << i;
+}
+
 TEST_P(KernelsTest, SiluMul) {
   std::string dt = GetParam();
   SourceKernel k = compileKernel("silu_mul.tsl", "silu_mul", {"T=" + dt, "BLOCK=256"});

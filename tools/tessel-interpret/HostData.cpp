@@ -178,6 +178,15 @@ static std::optional<HostData> readNpy(const std::string &path, const std::strin
     error = "cannot read '" + path + "'";
     return std::nullopt;
   }
+  return parseNpy(file, path, dtype, error);
+}
+
+std::optional<HostData> parseNpy(const std::vector<uint8_t> &file, const std::string &path,
+                                 const std::string &dtype, std::string &error) {
+  if (dtypeBytes(dtype) == 0) {
+    error = path + ": the parameter's element type " + dtype + " has no host buffers";
+    return std::nullopt;
+  }
   if (file.size() < 10 || std::memcmp(file.data(), "\x93NUMPY", 6) != 0) {
     error = path + ": not a .npy file";
     return std::nullopt;

@@ -37,6 +37,12 @@ size_t dtypeBytes(const std::string &dtype);
 std::optional<HostData> makeHostData(const std::string &spec, const std::string &dtype,
                                      unsigned seed, std::string &error);
 
+/// Parses the bytes of a .npy file (`name` for messages) into a buffer of `dtype` (bf16
+/// reads float32 files); nullopt with `error` set when the file is malformed, disagrees
+/// with its own shape, or would not fit in memory.
+std::optional<HostData> parseNpy(const std::vector<uint8_t> &file, const std::string &name,
+                                 const std::string &dtype, std::string &error);
+
 /// Writes `data` to `path`: .npy (bf16 written as float32) or raw bytes.
 bool writeHostData(const HostData &data, const std::string &path, std::string &error);
 
