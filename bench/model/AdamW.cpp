@@ -55,17 +55,10 @@ void AdamW::step() {
     return;
   const AdamWOptions &o = options_;
   if (o.impl == AdamWImpl::Fused) {
-    std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
-    for (size_t i : stepped) {
-      params.push_back(params_[i]);
-      grads.push_back(params_[i].grad());
-      expAvg.push_back(expAvg_[i]);
-      expAvgSq.push_back(expAvgSq_[i]);
-      steps.push_back(steps_[i]);
-    }
-    at::_foreach_add_(steps, 1);
-    at::_fused_adamw_(params, grads, expAvg, expAvgSq, /*max_exp_avg_sqs=*/{}, steps, o.lr,
-                      o.beta1, o.beta2, o.weightDecay, o.eps, /*amsgrad=*/false,
+    Tensors t = gather(stepped);
+    at::_foreach_add_(t.steps, 1);
+    at::_fused_adamw_(t.params, t.grads, t.expAvg, t.expAvgSq, /*max_exp_avg_sqs=*/{}, t.steps,
+                      o.lr, o.beta1, o.beta2, o.weightDecay, o.eps, /*amsgrad=*/false,
                       /*maximize=*/false);
     return;
   }
@@ -78,16 +71,22 @@ void AdamW::step() {
     foreachStep(group, double(step));
 }
 
+AdamW::Tensors AdamW::gather(const std::vector<size_t> &indices) const {
+  Tensors t;
+  for (size_t i : indices) {
+    t.params.push_back(params_[i]);
+    t.grads.push_back(params_[i].grad());
+    t.expAvg.push_back(expAvg_[i]);
+    t.expAvgSq.push_back(expAvgSq_[i]);
+    t.steps.push_back(steps_[i]);
+  }
+  return t;
+}
+
 void AdamW::foreachStep(const std::vector<size_t> &group, double step) {
   const AdamWOptions &o = options_;
-  std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
-  for (size_t i : group) {
-    params.push_back(params_[i]);
-    grads.push_back(params_[i].grad());
-    expAvg.push_back(expAvg_[i]);
-    expAvgSq.push_back(expAvgSq_[i]);
-    steps.push_back(steps_[i]);
-  }
+  Tensors t = gather(group);
+  auto &[params, grads, expAvg, expAvgSq, steps] = t;
   at::_foreach_add_(steps, 1);
   double biasCorrection1 = 1 - std::pow(o.beta1, step);
   double biasCorrection2 = 1 - std::pow(o.beta2, step);

@@ -57,6 +57,11 @@ public:
 
 private:
   void initState();
+  /// The tensors of the parameters `indices`, as the fused and foreach ops take them.
+  struct Tensors {
+    std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
+  };
+  Tensors gather(const std::vector<size_t> &indices) const;
   /// The foreach update of the parameters `group`, whose step count is `step`.
   void foreachStep(const std::vector<size_t> &group, double step);
 
