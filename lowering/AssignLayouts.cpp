@@ -324,6 +324,14 @@ struct TesselAssignLayoutsPass
       a->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "a"));
       b->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "b"));
     }
+    // So do register-A wgmma dots whose B the pipeliner put in a ring of padded rows.
+    for (DotOp dot : dots) {
+      LocalAllocOp b = getSharedAlloc(dot.getB());
+      if (b && !b->hasAttr(kWgmmaOperandAttr) && canUseRegisterWgmma(dot, warps, arch) &&
+          cast<RankedTensorType>(dot.getType()).getEncoding() ==
+              getWgmmaAccumulatorLayout(ctx, warps))
+        b->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "b"));
+    }
     // Constants carry their type in their value too.
     func.walk([&](arith::ConstantOp constant) {
       auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
@@ -331,18 +339,22 @@ struct TesselAssignLayoutsPass
         constant.setValueAttr(dense.reshape(cast<ShapedType>(constant.getType())));
     });
 
-    // A loop-invariant A operand that stays in registers is converted once, before the
-    // loop, to the layout mma.sync reads it from.
+    // An A operand that stays in registers is converted to the layout mma.sync and
+    // register-A wgmma read it from: once, before the loop, when loop-invariant; a
+    // register-A wgmma dot's other A operands right before the dot.
     for (DotOp dot : dots) {
       auto a = dyn_cast<RankedTensorType>(dot.getA().getType());
       auto result = cast<RankedTensorType>(dot.getType());
       BlockedEncodingAttr rows =
           getMmaRowsLayout(ctx, result.getDimSize(0), result.getDimSize(1), warps);
-      if (!a || !rows || result.getEncoding() != rows || a.getEncoding() == rows ||
-          !keepsOperandAInRegisters(dot) || !isLoopInvariantAt(dot.getA(), dot))
+      if (!a || !rows || result.getEncoding() != rows || a.getEncoding() == rows)
         continue;
-      OpBuilder builder(ctx);
-      builder.setInsertionPointAfterValue(dot.getA());
+      bool invariant = keepsOperandAInRegisters(dot) && isLoopInvariantAt(dot.getA(), dot);
+      if (!invariant && !canUseRegisterWgmma(dot, warps, arch))
+        continue;
+      OpBuilder builder(dot);
+      if (invariant)
+        builder.setInsertionPointAfterValue(dot.getA());
       Value converted =
           ConvertLayoutOp::create(builder, dot.getLoc(), withEncoding(a, rows), dot.getA());
       dot.getAMutable().assign(converted);
@@ -385,6 +397,8 @@ struct TesselAssignLayoutsPass
       return getWgmmaAccumulatorLayout(ctx, warps);
     if (canUseTf32Wgmma(dot, warps, arch))
       return getTf32WgmmaAccumulatorLayout(ctx, warps);
+    if (canUseRegisterWgmma(dot, warps, arch))
+      return getWgmmaAccumulatorLayout(ctx, warps);
     auto type = dot.getType();
     if (keepsOperandAInRegisters(dot))
       if (auto rows = getMmaRowsLayout(ctx, type.getDimSize(0), type.getDimSize(1), warps))

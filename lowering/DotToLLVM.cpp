@@ -7,8 +7,10 @@
 //    are f16/bf16, or f32 with inputPrecision = "tf32"): per K step, A fragments by
 //    `ldmatrix.x4`, B fragments by `ldmatrix.x4.trans` (f16/bf16) or ld.shared (tf32, rounded
 //    to tf32 when staged), one `mma.sync` per 16x8 instruction tile of the warp.
-//  - wgmma paths (sm_90a, operands in the bulk copies' buffers, WgmmaLayout.h): f16/bf16
-//    from two descriptors; tf32 transposed, B^T from registers and A by descriptor.
+//  - wgmma paths (sm_90a, WgmmaLayout.h): f16/bf16 from two descriptors into the bulk
+//    copies' buffers; f16/bf16 with A from registers (the mma rows layout) and B by
+//    descriptor, from its ring or staged 128-byte swizzled; tf32 transposed, B^T from
+//    registers and A by descriptor.
 //  - FMA path (any layout; f32 "ieee", or tiles too small for every warp to hold whole
 //    instruction tiles): each thread reads the rows of a and the columns of b its
 //    accumulator registers need and accumulates with fma in f32.
@@ -83,10 +85,12 @@ Value roundToTF32(OpBuilder &b, Location loc, Value value, bool hopper) {
 
 /// Writes a thread's registers of a tile to shared memory (row-major, `stride` elements
 /// per row, from `base`; the transpose when `transposed`), as vectors of up to 16 bytes
-/// where the layout holds runs along the stored rows.
+/// where the layout holds runs along the stored rows. With `swizzledRows` the stored tile
+/// (of that many rows) goes in wgmma's 128-byte-swizzled "b" layout instead of padded
+/// rows (WgmmaLayout.h); a run never crosses a 16-byte chunk.
 void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType type,
                Value base, int64_t stride, int64_t elementBytes, const ThreadIndex &thread,
-               bool toTF32, bool hopper, bool transposed = false) {
+               bool toTF32, bool hopper, bool transposed = false, int64_t swizzledRows = 0) {
   TileLayout layout = *TileLayout::get(type);
   auto coords = getCoordinates(b, loc, layout, thread);
   unsigned rowDim = transposed ? 1 : 0, colDim = 1 - rowDim;
@@ -98,9 +102,16 @@ void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType typ
   }
   Type elementType = type.getElementType();
   for (unsigned i = 0, e = regs.size(); i < e; i += run) {
-    Value index = add(b, loc, mul(b, loc, coords[i][rowDim], stride), 0);
-    index = arith::AddIOp::create(b, loc, index, coords[i][colDim]);
-    Value address = byteOffset(b, loc, base, mul(b, loc, index, elementBytes));
+    Value offset;
+    if (swizzledRows) {
+      offset = getWgmmaSharedOffset(b, loc, "b", coords[i][rowDim], coords[i][colDim],
+                                    swizzledRows, 0, 4, unsigned(elementBytes));
+    } else {
+      Value index = mul(b, loc, coords[i][rowDim], stride);
+      index = arith::AddIOp::create(b, loc, index, coords[i][colDim]);
+      offset = mul(b, loc, index, elementBytes);
+    }
+    Value address = byteOffset(b, loc, base, offset);
     auto value = [&](unsigned j) {
       Value v = regs[i + j];
       return toTF32 ? roundToTF32(b, loc, v, hopper) : v;
@@ -132,6 +143,19 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, Value address, unsigned 
   for (unsigned i = 0; i < num; ++i)
     regs.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
   return regs;
+}
+
+/// One 32-bit A-operand register of a 16-bit A held in the mma rows layout (MmaLayout.h):
+/// elements (row, col) and (row, col + 1) of the thread's registers, `row` and `col`
+/// counted in registers. mma.sync and register-A wgmma take the same fragments:
+/// {(2p, c), (2p + 1, c), (2p, c + 2), (2p + 1, c + 2)} for 16-row pair p, c = k / 4.
+Value packOperandA(OpBuilder &b, Location loc, ValueRange aRegs, const TileLayout &aLayout,
+                   Type elem, unsigned row, unsigned col) {
+  Value pair = LLVM::PoisonOp::create(b, loc, VectorType::get({2}, elem));
+  for (unsigned j = 0; j < 2; ++j)
+    pair = LLVM::InsertElementOp::create(b, loc, pair, aRegs[aLayout.getRegister({row, col + j})],
+                                         createI32(b, loc, j));
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
 /// The mma.sync K loop; `acc` holds the accumulator registers (updated in place).
@@ -170,7 +194,9 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
   // getWgmmaSharedOffset: that costs 30-40 more registers (94 -> 128 for 128x128 with
   // 8 warps, 166 -> 205 with 4), and with them the CTAs that share an SM.
   bool aSwizzled = getWgmmaOperand(op.getA()) == kSwizzledOperand;
-  bool bSwizzled = getWgmmaOperand(op.getB()) == kSwizzledOperand;
+  // ("b" is the same layout: a ring marked for register-A wgmma, should one land here.)
+  bool bSwizzled = getWgmmaOperand(op.getB()) == kSwizzledOperand ||
+                   getWgmmaOperand(op.getB()) == "b";
   auto shl = [&](Value v, unsigned shift) {
     return arith::ShLIOp::create(b, loc, v, createI32(b, loc, shift)).getResult();
   };
@@ -289,17 +315,11 @@ void emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
     return reg;
   };
 
-  // A from registers (MmaLayout.h): elements (row, col) and (row, col + 1) in one
-  // operand register.
   std::optional<TileLayout> aLayout;
   if (staging.aInRegisters)
     aLayout = *TileLayout::get(cast<RankedTensorType>(op.getA().getType()));
   auto packA = [&](unsigned row, unsigned col) -> Value {
-    Value pair = LLVM::PoisonOp::create(b, loc, VectorType::get({2}, elem));
-    for (unsigned j = 0; j < 2; ++j)
-      pair = LLVM::InsertElementOp::create(b, loc, pair, aRegs[aLayout->getRegister({row, col + j})],
-                                           createI32(b, loc, j));
-    return elem.isF16() ? pair : LLVM::BitcastOp::create(b, loc, i32, pair).getResult();
+    return asOperand(packOperandA(b, loc, aRegs, *aLayout, elem, row, col));
   };
 
   for (int64_t kk = 0; kk < k; kk += kStep) {
@@ -442,6 +462,66 @@ void commitWgmma(OpBuilder &b, Location loc, DotOp op, SmallVectorImpl<Value> &a
     waitForWgmma(b, loc, 0, acc);
 }
 
+/// The accumulator registers of 64-row instruction `inst` of an N-column f16/bf16 wgmma
+/// (WgmmaLayout.h): d[4c + 2h + j] is repetition 2 inst + h, column register 2c + j.
+SmallVector<unsigned> getWgmmaInstructionRegisters(const TileLayout &layout, int64_t inst,
+                                                   int64_t n) {
+  SmallVector<unsigned> regs(n / 2);
+  for (unsigned c = 0; c < n / 8; ++c)
+    for (unsigned h = 0; h < 2; ++h)
+      for (unsigned j = 0; j < 2; ++j)
+        regs[4 * c + 2 * h + j] = layout.getRegister({unsigned(2 * inst + h), 2 * c + j});
+  return regs;
+}
+
+/// Register-A wgmma (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
+/// `wgmma.mma_async` whose A fragments are the thread's registers of A (the mma rows
+/// layout) and whose B is a descriptor into a 128-byte-swizzled buffer: K-major (B^T
+/// stored as N rows of K, blocks of 64 columns N * 128 bytes apart) or N-major (a "b"
+/// buffer of K rows).
+void emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
+                       ValueRange aRegs, Value bBase, bool bKMajor, SmallVectorImpl<Value> &acc) {
+  auto aType = cast<RankedTensorType>(op.getA().getType());
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
+  int64_t n = cast<ShapedType>(op.getB().getType()).getDimSize(1);
+  unsigned warps = layout.getRoot().getWarpsPerCTA()[0];
+  int64_t repeats = m / (8 * warps);
+  Type elem = aType.getElementType();
+  int64_t bytes = elem.getIntOrFloatBitWidth() / 8, perRow = getSwizzleBlockColumns(elem);
+  TileLayout aLayout = *TileLayout::get(aType);
+  std::string name = elem.isBF16() ? "bf16" : "f16";
+
+  WgmmaInstruction mma(b.getContext(), unsigned(n / 2));
+  mma.define("wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + name + "." +
+                 name,
+             "{" + mma.input(0) + ", " + mma.input(1) + ", " + mma.input(2) + ", " +
+                 mma.input(3) + "}, " + mma.input(4),
+             6, "r,r,r,r,l,r", bKMajor ? "1, 1, 0" : "1, 1, 1");
+  Value bAddress = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), bBase);
+  Value one = createI32(b, loc, 1);
+  fenceWgmma(b, loc);
+  for (int64_t inst = 0; inst < repeats / 2; ++inst) {
+    SmallVector<unsigned> regs = getWgmmaInstructionRegisters(layout, inst, n);
+    for (int64_t kk = 0; kk < k; kk += 16) {
+      auto row = [&](int64_t r) { return unsigned(2 * inst + r); };
+      unsigned col = unsigned(kk / 4);
+      SmallVector<Value> inputs{packOperandA(b, loc, aRegs, aLayout, elem, row(0), col),
+                                packOperandA(b, loc, aRegs, aLayout, elem, row(1), col),
+                                packOperandA(b, loc, aRegs, aLayout, elem, row(0), col + 2),
+                                packOperandA(b, loc, aRegs, aLayout, elem, row(1), col + 2)};
+      if (bKMajor)
+        inputs.push_back(wgmmaDescriptor(
+            b, loc, add(b, loc, bAddress, kk / perRow * n * 128 + kk % perRow * bytes), 16, 1024));
+      else
+        inputs.push_back(
+            wgmmaDescriptor(b, loc, add(b, loc, bAddress, kk / 8 * 1024), k * 128, 1024));
+      inputs.push_back(one);
+      mma.issue(b, loc, inputs, regs, acc);
+    }
+  }
+  commitWgmma(b, loc, op, acc);
+}
+
 /// The wgmma K loop (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
 /// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and, for
 /// a synchronous dot, a wait for all (an `async` dot leaves that to tessel.dot_wait).
@@ -469,11 +549,7 @@ void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, V
 
   fenceWgmma(b, loc);
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
-    SmallVector<unsigned> regs(count);
-    for (unsigned c = 0; c < n / 8; ++c)
-      for (unsigned h = 0; h < 2; ++h)
-        for (unsigned j = 0; j < 2; ++j)
-          regs[4 * c + 2 * h + j] = layout.getRegister({unsigned(2 * inst + h), 2 * c + j});
+    SmallVector<unsigned> regs = getWgmmaInstructionRegisters(layout, inst, n);
     for (int64_t kk = 0; kk < k; kk += 16) {
       Value aStart = arith::AddIOp::create(b, loc, aAddress,
                                            createI32(b, loc, inst * 64 * 128 + kk * 2));
@@ -657,6 +733,18 @@ struct DotLowering : OpConversionPattern<DotOp> {
         return op.emitOpError("reads a swizzled buffer but does not run on mma.sync with "
                               "128-byte rows of A");
     }
+    // Register-A wgmma (WgmmaLayout.h): B from its "b"/"swizzled" ring, or staged
+    // swizzled, K-major where K fills 128-byte rows and B's registers run along K (or N
+    // does not fill them).
+    StringRef bOperand = getWgmmaOperand(op.getB());
+    bool registerWgmma =
+        arch && staging.aInRegisters && canUseRegisterWgmma(op, numWarps, arch.getValue()) &&
+        layout->getRoot() == getWgmmaAccumulatorLayout(op.getContext(), numWarps) &&
+        (!bShared || bOperand == "b" || bOperand == kSwizzledOperand);
+    auto bType = cast<ShapedType>(op.getB().getType());
+    int64_t perRow = getSwizzleBlockColumns(bType.getElementType());
+    bool bKMajor = registerWgmma && !bShared && bType.getDimSize(0) % perRow == 0 &&
+                   (bType.getDimSize(1) % perRow != 0 || staging.bTransposed);
     // Register operands go to the scratch (rounded to tf32 there); shared ones are read
     // in place, and -tessel-insert-barriers has ordered their copies.
     Value aBase = scratch, bBase;
@@ -671,16 +759,26 @@ struct DotLowering : OpConversionPattern<DotOp> {
     } else {
       bBase = byteOffset(rewriter, loc, scratch,
                           createI32(rewriter, loc, staging.bOffset * staging.elementBytes));
-      stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
-                bBase, staging.bStride, staging.elementBytes, thread, tf32, hopper,
-                staging.bTransposed);
+      if (registerWgmma)
+        stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
+                  bBase, 0, staging.elementBytes, thread, false, hopper, bKMajor,
+                  bKMajor ? bType.getDimSize(1) : bType.getDimSize(0));
+      else
+        stageTile(rewriter, loc, adaptor.getB(), cast<RankedTensorType>(op.getB().getType()),
+                  bBase, staging.bStride, staging.elementBytes, thread, tf32, hopper,
+                  staging.bTransposed);
     }
     bool staged = aStaged || !bShared;
+    // wgmma reads the staged B through the async proxy.
+    if (registerWgmma && staged)
+      createInlinePtx(rewriter, loc, Type(), ValueRange(), "fence.proxy.async.shared::cta;", "");
     if (staged)
       createBarrier(rewriter, loc);
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
-    if (aShared && bShared && getWgmmaOperand(op.getA()) == "a" &&
-        getWgmmaOperand(op.getB()) == "b")
+    if (registerWgmma)
+      emitRegisterWgmma(rewriter, loc, op, *layout, adaptor.getA(), bBase, bKMajor, acc);
+    else if (aShared && bShared && getWgmmaOperand(op.getA()) == "a" &&
+             getWgmmaOperand(op.getB()) == "b")
       emitWgmma(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
     else if (tf32Wgmma)
       emitWgmmaTf32(rewriter, loc, op, *layout, aBase, bBase, thread, acc);

@@ -25,6 +25,24 @@ bool mlir::tessel::canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
                      numWarps, arch);
 }
 
+bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
+  if (arch != "sm_90a" || numWarps == 0 || numWarps % 4 != 0)
+    return false;
+  auto a = dyn_cast<RankedTensorType>(dot.getA().getType());
+  auto b = cast<ShapedType>(dot.getB().getType());
+  if (!a || (!a.getElementType().isBF16() && !a.getElementType().isF16()))
+    return false;
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
+  if (m % (16 * numWarps) != 0 || k % 16 != 0 || n % 8 != 0 || n > 256)
+    return false;
+  int64_t perRow = getSwizzleBlockColumns(a.getElementType());
+  if (isa<RankedTensorType>(b))
+    return k % perRow == 0 || n % perRow == 0;
+  StringRef operand = getWgmmaOperand(dot.getB());
+  return getSharedAlloc(dot.getB()) && n % perRow == 0 &&
+         (operand.empty() || operand == "b" || operand == kSwizzledOperand);
+}
+
 BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,
                                                             unsigned numWarps) {
   return BlockedEncodingAttr::get(ctx, {1, 2}, {8, 4}, {numWarps, 1}, {1, 0});

@@ -75,6 +75,19 @@ bool canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 /// The accumulator layout of a wgmma dot.
 BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarps);
 
+/// True when `dot` can run on wgmma with A in registers (sm_90a, f16/bf16, num_warps a
+/// multiple of 4, M of 16 * num_warps, K of 16, N of 8 up to 256). Its result takes the
+/// accumulator layout above, which is also the mma rows layout (MmaLayout.h): A, converted
+/// to it, holds wgmma's A fragments in its registers as it holds mma.sync's, and rows
+/// need no permutation since A's registers and the accumulator's name the same rows.
+/// B comes from shared memory through a descriptor, 128-byte swizzled: a register B is
+/// staged by the dot K-major (N rows of K, as a "b" buffer of B^T) when K fills whole
+/// 128-byte rows, else N-major (a "b" buffer) when N does; a pipelined B is read from its
+/// ring, which must be (or become) a "b" or "swizzled" buffer with N in whole rows.
+/// This carries dots whose operands do not both come from the bulk copies: attention's
+/// S = Q K^T and O += P V, where Q and P never leave registers.
+bool canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch);
+
 /// True when a tf32 dot (f32 operands, inputPrecision "tf32"), MxK by KxN, can run
 /// transposed on wgmma for `arch` once both operands are in "swizzled" buffers.
 bool canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k, unsigned numWarps,
