@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -411,10 +412,21 @@ void waitForWgmma(OpBuilder &b, Location loc, unsigned pending, SmallVectorImpl<
 /// One `wgmma.mma_async` as inline PTX on `count` f32 accumulator registers: outputs
 /// $0..count-1, then the instruction's inputs (`input(i)` names input i), the last of
 /// them scale-d (set into a predicate), then the accumulators again, tied to the outputs.
+/// `overwrite()` is the same instruction without the tied accumulators, for scale-d = 0
+/// (D = A B): a zero accumulator then costs no moves into the output registers, which
+/// ptxas would otherwise fence with a warpgroup.arrive (C7519).
 struct WgmmaInstruction {
   unsigned count;
   std::string text, constraints;
   Type accType;
+  bool tied = true;
+
+  WgmmaInstruction overwrite() const {
+    WgmmaInstruction copy = *this;
+    copy.tied = false;
+    copy.constraints = constraints.substr(0, untiedLength);
+    return copy;
+  }
 
   WgmmaInstruction(MLIRContext *ctx, unsigned count) : count(count) {
     accType = LLVM::LLVMStructType::getLiteral(ctx,
@@ -436,17 +448,22 @@ struct WgmmaInstruction {
            opcode.str() + " {" + regList + "}, " + operands.str() + ", p, " + immediates.str() +
            ";\n}";
     constraints = outputs + "," + inputConstraints.str() + ties;
+    untiedLength = constraints.size() - ties.size();
   }
 
   /// Issues it on `inputs` and the accumulator registers `regs` of `acc` (updated).
   void issue(OpBuilder &b, Location loc, SmallVector<Value> inputs, ArrayRef<unsigned> regs,
              SmallVectorImpl<Value> &acc) const {
-    for (unsigned r : regs)
-      inputs.push_back(acc[r]);
+    if (tied)
+      for (unsigned r : regs)
+        inputs.push_back(acc[r]);
     Value d = createInlinePtx(b, loc, accType, inputs, text, constraints).getResult(0);
     for (unsigned i = 0; i < count; ++i)
       acc[regs[i]] = LLVM::ExtractValueOp::create(b, loc, d, i);
   }
+
+private:
+  size_t untiedLength = 0;
 };
 
 /// Orders this warp's register writes before the wgmma that follow (`wgmma.fence`).
@@ -499,25 +516,37 @@ void emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &l
              6, "r,r,r,r,l,r", bKMajor ? "1, 1, 0" : "1, 1, 1");
   Value bAddress = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), bBase);
   Value one = createI32(b, loc, 1);
-  fenceWgmma(b, loc);
+  // A zero accumulator (S = Q K^T) is not read: the first K step overwrites it.
+  Value accIn = op.getAcc();
+  if (auto splat = accIn.getDefiningOp<SplatOp>())
+    accIn = splat.getSrc();
+  bool zeroAcc = matchPattern(accIn, m_AnyZeroFloat());
+  WgmmaInstruction first = zeroAcc ? mma.overwrite() : mma;
+  // Every fragment is packed before the fence: a register written between wgmma makes
+  // ptxas insert a warpgroup.arrive before the next one (C7519).
+  SmallVector<SmallVector<Value>> inputs;
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
-    SmallVector<unsigned> regs = getWgmmaInstructionRegisters(layout, inst, n);
     for (int64_t kk = 0; kk < k; kk += 16) {
       auto row = [&](int64_t r) { return unsigned(2 * inst + r); };
       unsigned col = unsigned(kk / 4);
-      SmallVector<Value> inputs{packOperandA(b, loc, aRegs, aLayout, elem, row(0), col),
-                                packOperandA(b, loc, aRegs, aLayout, elem, row(1), col),
-                                packOperandA(b, loc, aRegs, aLayout, elem, row(0), col + 2),
-                                packOperandA(b, loc, aRegs, aLayout, elem, row(1), col + 2)};
+      SmallVector<Value> &in = inputs.emplace_back();
+      in = {packOperandA(b, loc, aRegs, aLayout, elem, row(0), col),
+            packOperandA(b, loc, aRegs, aLayout, elem, row(1), col),
+            packOperandA(b, loc, aRegs, aLayout, elem, row(0), col + 2),
+            packOperandA(b, loc, aRegs, aLayout, elem, row(1), col + 2)};
       if (bKMajor)
-        inputs.push_back(wgmmaDescriptor(
+        in.push_back(wgmmaDescriptor(
             b, loc, add(b, loc, bAddress, kk / perRow * n * 128 + kk % perRow * bytes), 16, 1024));
       else
-        inputs.push_back(
-            wgmmaDescriptor(b, loc, add(b, loc, bAddress, kk / 8 * 1024), k * 128, 1024));
-      inputs.push_back(one);
-      mma.issue(b, loc, inputs, regs, acc);
+        in.push_back(wgmmaDescriptor(b, loc, add(b, loc, bAddress, kk / 8 * 1024), k * 128, 1024));
+      in.push_back(zeroAcc && kk == 0 ? createI32(b, loc, 0) : one);
     }
+  }
+  fenceWgmma(b, loc);
+  for (int64_t inst = 0; inst < repeats / 2; ++inst) {
+    SmallVector<unsigned> regs = getWgmmaInstructionRegisters(layout, inst, n);
+    for (int64_t step = 0; step < k / 16; ++step)
+      (step == 0 ? first : mma).issue(b, loc, inputs[inst * (k / 16) + step], regs, acc);
   }
   commitWgmma(b, loc, op, acc);
 }

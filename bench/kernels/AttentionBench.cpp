@@ -51,7 +51,7 @@ namespace {
 
 struct Options {
   std::vector<std::string> studies = {"all"}, flashDtypes = {"bf16", "f32"};
-  std::string naiveDtype = "f32", packages, suffix, json, csv, markdown, plot;
+  std::string naiveDtype = "f32", packages, suffix = "auto", json, csv, markdown, plot;
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
   bool exactF32 = false;
@@ -469,7 +469,9 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
   flags.add("warmup", "N", "untimed runs before each measurement", o.warmup);
   flags.add("packages", "DIR", "folder with flash_attention_*.tslpkg (default: the build's)",
             o.packages);
-  flags.add("suffix", "S", "load flash_attention_<dtype>[_causal]<S>.tslpkg (e.g. _sm90a)",
+  flags.add("suffix", "S",
+            "load flash_attention_<dtype>[_causal]<S>.tslpkg: _sm90a (wgmma), '' (generic) "
+            "or auto (_sm90a on an H100 where built; default)",
             o.suffix);
   flags.addSwitch("exact-f32", "Tessel's f32 with exact f32 products (default: tf32)", o.exactF32);
   flags.add("json", "FILE", "write the results as JSON (--plot alone: FILE.json beside it)",
@@ -524,6 +526,8 @@ int runAttention(int argc, char **argv) {
   fa.suffix = o.suffix;
   fa.exactF32 = o.exactF32;
   Record meta = metaRecord(o, driver.deviceInfo(0));
+  meta.set("package_bf16", ops::flashAttentionPackage(torch::kBFloat16, true, 0));
+  meta.set("package_f32", ops::flashAttentionPackage(torch::kFloat32, true, 0));
   std::cout << "device: " << driver.deviceInfo(0).name << ", driver "
             << driver.deviceInfo(0).driverVersion << ", torch " << TORCH_VERSION << "\n";
 

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -40,23 +41,26 @@ struct Kernels {
   TunedKernel fwd, preprocess, dkdv, dq;
 };
 
-const Kernels &kernelsFor(torch::ScalarType dtype, bool causal) {
-  static std::mutex mutex;
-  static std::map<std::string, Kernels> loaded;
+std::string packageDir() {
   const FlashAttentionOptions &options = flashAttentionOptions();
-  std::string name = dtype == torch::kBFloat16 ? "bf16"
-                     : dtype == torch::kHalf   ? "f16"
-                     : options.exactF32        ? "f32_ieee"
-                                               : "f32";
-  std::string file = "flash_attention_" + name + (causal ? "_causal" : "") + options.suffix;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = loaded.find(file + "|" + options.prune);
-  if (it != loaded.end())
-    return it->second;
   std::string dir = options.packageDir.empty() ? TESSEL_KERNEL_PACKAGE_DIR : options.packageDir;
   if (dir.empty())
     fail("no kernel packages: this build has no compiler and no TESSEL_PACKAGE_DIR "
          "(see docs/gpu.md)");
+  return dir;
+}
+
+/// The four kernels of the package for (dtype, causal) on `device` (a CUDA ordinal).
+const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device) {
+  static std::mutex mutex;
+  static std::map<std::string, Kernels> loaded;
+  const FlashAttentionOptions &options = flashAttentionOptions();
+  std::string dir = packageDir();
+  std::string file = flashAttentionPackage(dtype, causal, device);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = loaded.find(file + "|" + options.prune);
+  if (it != loaded.end())
+    return it->second;
   Package package = Package::load(dir + "/" + file + ".tslpkg");
   TuneOptions tuning;
   tuning.prune = options.prune;
@@ -173,6 +177,22 @@ FlashAttentionOptions &flashAttentionOptions() {
   return options;
 }
 
+std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device) {
+  const FlashAttentionOptions &options = flashAttentionOptions();
+  std::string name = dtype == torch::kBFloat16 ? "bf16"
+                     : dtype == torch::kHalf   ? "f16"
+                     : options.exactF32        ? "f32_ieee"
+                                               : "f32";
+  std::string file = "flash_attention_" + name + (causal ? "_causal" : "");
+  if (options.suffix != "auto")
+    return file + options.suffix;
+  // Hopper's wgmma build, where there is one for this dtype.
+  if (Driver::get().deviceInfo(device).capability() == 90 &&
+      std::ifstream(packageDir() + "/" + file + "_sm90a.tslpkg").good())
+    return file + "_sm90a";
+  return file;
+}
+
 std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &qIn,
                                                                const torch::Tensor &kIn,
                                                                const torch::Tensor &vIn,
@@ -186,7 +206,7 @@ std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tens
   auto lse = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
   if (out.numel() == 0)
     return {out, lse};
-  const Kernels &kernels = kernelsFor(q.scalar_type(), causal);
+  const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()));
   std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(), q.data_ptr(), k.data_ptr(),
                            v.data_ptr(), i32(seqQ, "seq_q"), i32(seqK, "seq_k"),
                            int32_t(heads), int32_t(d), float(scale)};
@@ -218,7 +238,7 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
     dk.zero_(), dv.zero_(), dq.zero_();
     return {dq, dk, dv};
   }
-  const Kernels &kernels = kernelsFor(q.scalar_type(), causal);
+  const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()));
   CUstream stream = currentStream();
   auto delta = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
   std::vector<Arg> pre = {delta.data_ptr(), out.data_ptr(), dout.data_ptr(),

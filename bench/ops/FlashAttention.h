@@ -12,7 +12,8 @@
 //   Under autocast, f32 inputs run in the autocast dtype (as scaled_dot_product_attention).
 //
 // Packages come from `packageDir` (kernels/CMakeLists.txt builds
-// flash_attention_<dtype>[_causal].tslpkg): bf16, f16, f32 and f32_ieee.
+// flash_attention_<dtype>[_causal].tslpkg: bf16, f16, f32 and f32_ieee, and the sm_90a
+// builds flash_attention_{bf16,f16}[_causal]_sm90a.tslpkg, wgmma where the tiles allow).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_BENCH_OPS_FLASHATTENTION_H
@@ -29,8 +30,10 @@ namespace tessel::ops {
 struct FlashAttentionOptions {
   /// Where flash_attention_*.tslpkg are; empty: the build's kernel package folder.
   std::string packageDir;
-  /// Appended to package names: "_sm90a" loads the Hopper (wgmma) builds.
-  std::string suffix;
+  /// Appended to package names: "_sm90a" loads the Hopper (wgmma) builds, "" the
+  /// generic ones; "auto": "_sm90a" on a compute capability 9.0 device where that
+  /// package exists (bf16 and f16), else "".
+  std::string suffix = "auto";
   /// f32 inputs with exact f32 products instead of tf32.
   bool exactF32 = false;
   /// An extra prune condition for the forward, dK/dV and dQ kernels' autotuning (e.g.
@@ -40,6 +43,10 @@ struct FlashAttentionOptions {
 
 /// The process-wide options flashAttention() uses (set before the first call).
 FlashAttentionOptions &flashAttentionOptions();
+
+/// The package flashAttention() loads for (dtype, causal) on CUDA device `device`, as
+/// flash_attention_<dtype>[_causal]<suffix> (the options' suffix resolved).
+std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device);
 
 /// softmax(q k^T * scale [+ causal mask]) v with autograd. scale defaults to 1/sqrt(d).
 torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,

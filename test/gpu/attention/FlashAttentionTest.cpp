@@ -77,8 +77,11 @@ struct Tolerance {
 
 /// Checks Tessel (dtype) against naive (same dtype) and float64, output and gradients.
 void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, bool causal,
-               torch::ScalarType dtype, bool exact, const std::string &label) {
-  SCOPED_TRACE(label);
+               torch::ScalarType dtype, bool exact, const std::string &label,
+               const std::string &suffix = "auto") {
+  ops::flashAttentionOptions().exactF32 = exact;
+  ops::flashAttentionOptions().suffix = suffix;
+  SCOPED_TRACE(label + " (" + ops::flashAttentionPackage(dtype, causal, 0) + ")");
   auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
   torch::Tensor q = torch::randn({batch, heads, lq, d}, f64);
   torch::Tensor k = torch::randn({batch, heads, lk, d}, f64);
@@ -92,7 +95,6 @@ void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, 
   auto tessel = [&](auto &a, auto &b, auto &c) {
     return ops::flashAttention(a, b, c, causal, scale);
   };
-  ops::flashAttentionOptions().exactF32 = exact;
   at::globalContext().setFloat32MatmulPrecision(exact ? "highest" : "high");
   Grads ref = run(naive, q, k, v, dout, torch::kFloat64);
   Grads base = run(naive, q, k, v, dout, dtype);
@@ -138,12 +140,15 @@ void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, 
     EXPECT_LE(lseErr, tol) << "lse";
   }
   ops::flashAttentionOptions().exactF32 = false;
+  ops::flashAttentionOptions().suffix = "auto";
 }
 
 struct DTypeCase {
   const char *name;
   torch::ScalarType dtype;
   bool exact;
+  /// The package: "auto" (on an H100 the sm_90a build for bf16 and f16), "" the generic.
+  const char *suffix = "auto";
 };
 
 class FlashAttentionGpu : public ::testing::TestWithParam<std::tuple<DTypeCase, int>> {};
@@ -157,7 +162,8 @@ TEST_P(FlashAttentionGpu, MatchesFloat64ByTheFlashAttentionRule) {
       int64_t heads = seq >= 1000 ? 1 : 3;
       checkCase(2, heads, seq, seq, d, causal, dt.dtype, dt.exact,
                 std::string(dt.name) + " d=" + std::to_string(d) + " seq=" + std::to_string(seq) +
-                    (causal ? " causal" : ""));
+                    (causal ? " causal" : ""),
+                dt.suffix);
     }
 }
 
@@ -170,7 +176,8 @@ TEST_P(FlashAttentionGpu, QueryAndKeyLengthsDiffer) {
     for (bool causal : {false, true})
       checkCase(1, 2, lq, lk, d, causal, dt.dtype, dt.exact,
                 std::string(dt.name) + " d=" + std::to_string(d) + " lq=" + std::to_string(lq) +
-                    " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
+                    " lk=" + std::to_string(lk) + (causal ? " causal" : ""),
+                dt.suffix);
 }
 
 // Every pipeline depth of the tiles, not only the one the autotuner picks: the forward,
@@ -190,7 +197,8 @@ TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
         checkCase(1, 2, lq, lk, d, causal, dt.dtype, dt.exact,
                   std::string(dt.name) + " d=" + std::to_string(d) + " stages=" +
                       std::to_string(stages) + " lq=" + std::to_string(lq) +
-                      " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
+                      " lk=" + std::to_string(lk) + (causal ? " causal" : ""),
+                dt.suffix);
         ++checked;
       } catch (const std::exception &e) {
         // A head dim without tiles of this depth (the message says every config was
@@ -208,6 +216,7 @@ INSTANTIATE_TEST_SUITE_P(
     DTypesAndHeadDims, FlashAttentionGpu,
     ::testing::Combine(::testing::Values(DTypeCase{"bf16", torch::kBFloat16, false},
                                          DTypeCase{"f16", torch::kHalf, false},
+                                         DTypeCase{"bf16_generic", torch::kBFloat16, false, ""},
                                          DTypeCase{"f32", torch::kFloat32, false},
                                          DTypeCase{"f32_exact", torch::kFloat32, true}),
                        ::testing::Values(16, 32, 64, 128, 256)),
