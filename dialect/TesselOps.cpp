@@ -163,7 +163,15 @@ LogicalResult AsyncCopyOp::verify() {
 }
 
 LogicalResult TransOp::verify() {
-  auto src = getSrc().getType(), dst = getResult().getType();
+  auto src = cast<ShapedType>(getSrc().getType()), dst = cast<ShapedType>(getResult().getType());
+  if (isa<SharedType>(src) != isa<SharedType>(dst))
+    return emitOpError("operand and result must both be tiles or both shared tiles");
+  if (isa<SharedType>(src) &&
+      !llvm::all_of(getResult().getUsers(), [&](Operation *user) {
+        auto dot = dyn_cast<DotOp>(user);
+        return dot && dot.getB() == getResult() && dot.getA() != getResult();
+      }))
+    return emitOpError("a transposed shared tile may only be a dot's B operand");
   if (src.getRank() != 2 || dst.getRank() != 2)
     return emitOpError("operand and result must be 2-D tiles");
   if (src.getDimSize(0) != dst.getDimSize(1) || src.getDimSize(1) != dst.getDimSize(0) ||

@@ -250,15 +250,19 @@ def Tessel_DotWaitOp : Tessel_Op<"dot_wait", [SameOperandsAndResultType]> {
 }
 
 def Tessel_TransOp : Tessel_Op<"trans", [Pure]> {
-  let summary = "Transpose a 2-D tile";
+  let summary = "Transpose a 2-D tile, or view a shared tile transposed";
   let description = [{
     ```mlir
     %t = tessel.trans %x : tensor<64x32xf16> -> tensor<32x64xf16>
+    %v = tessel.trans %slot : !tessel.shared<64x32xf16> -> !tessel.shared<32x64xf16>
     ```
-    Lowered through shared memory (the result gets its own layout).
+    A register tile's transpose moves no data when the result takes the transposed layout,
+    else goes through shared memory. A shared tile's transpose is a view that only a dot
+    reads, as its B operand (the software pipeliner makes it for `dot(a, trans(load))`:
+    the ring holds the loaded tile, and the dot reads it K-major).
   }];
-  let arguments = (ins Tessel_Tile:$src);
-  let results = (outs Tessel_Tile:$result);
+  let arguments = (ins AnyTypeOf<[Tessel_Tile, Tessel_SharedType]>:$src);
+  let results = (outs AnyTypeOf<[Tessel_Tile, Tessel_SharedType]>:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
 }

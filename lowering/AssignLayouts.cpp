@@ -239,7 +239,7 @@ struct TesselAssignLayoutsPass
                           unsigned(expand.getAxis()), op});
       } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
         wishes.push_back({broadcast.getSrc(), broadcast.getResult(), LayoutWish::Same, 0, op});
-      } else if (auto trans = dyn_cast<TransOp>(op)) {
+      } else if (auto trans = dyn_cast<TransOp>(op); trans && isTile(trans.getSrc())) {
         wishes.push_back({trans.getResult(), trans.getSrc(), LayoutWish::Transposed, 0, op});
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
         if (isTile(reduce.getResult()))

@@ -772,8 +772,14 @@ struct DotLowering : OpConversionPattern<DotOp> {
         (!bShared || bOperand == "b" || bOperand == kSwizzledOperand);
     auto bType = cast<ShapedType>(op.getB().getType());
     int64_t perRow = getSwizzleBlockColumns(bType.getElementType());
-    bool bKMajor = registerWgmma && !bShared && bType.getDimSize(0) % perRow == 0 &&
-                   (bType.getDimSize(1) % perRow != 0 || staging.bTransposed);
+    // A transposed view of a ring slot (SoftwarePipeline.cpp) is read K-major, and only so.
+    bool bSharedTransposed = bShared && op.getB().getDefiningOp<TransOp>();
+    if (bSharedTransposed && !registerWgmma)
+      return op.emitOpError("reads a transposed shared tile but does not run on register-A "
+                            "wgmma (sm_90a, A in registers, K in 128-byte rows)");
+    bool bKMajor = bSharedTransposed ||
+                   (registerWgmma && !bShared && bType.getDimSize(0) % perRow == 0 &&
+                    (bType.getDimSize(1) % perRow != 0 || staging.bTransposed));
     // Register operands go to the scratch (rounded to tf32 there); shared ones are read
     // in place, and -tessel-insert-barriers has ordered their copies.
     Value aBase = scratch, bBase;

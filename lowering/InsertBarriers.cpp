@@ -96,6 +96,8 @@ struct SharedRead {
 };
 
 SharedRead getSharedRead(Value shared) {
+  if (auto trans = shared.getDefiningOp<TransOp>()) // a transposed view of a slot
+    shared = trans.getSrc();
   Value slot;
   if (auto index = shared.getDefiningOp<LocalIndexOp>())
     if (index.getSrc().getDefiningOp<LocalAllocOp>())

@@ -22,6 +22,10 @@
 // is never %read, and the slot %write names was last read in the previous iteration,
 // before the barrier that -tessel-insert-barriers puts after the wait.
 //
+// On sm_90a a dot that can run on register-A wgmma (WgmmaLayout.h) may also take its B as
+// trans(load) when K fills 128-byte rows (attention's S = Q K^T with K loaded as rows):
+// the ring holds the loaded tile, and trans becomes a view of the slot, read K-major.
+//
 // A dot that will run on sm_90a's wgmma (both operands pipelined, S >= 3, the
 // accumulator only carried from one iteration's dot to the next) becomes `async` and
 // stays in flight while the next iteration issues its own: `tessel.dot_wait {pending = 1}`
@@ -205,13 +209,23 @@ SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots
 }
 
 /// Loads of `loop` that can be pipelined (see the pass description).
-SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, llvm::SetVector<Operation *> &slice) {
+SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, unsigned numWarps, StringRef arch,
+                                         llvm::SetVector<Operation *> &slice) {
   SmallVector<LoadOp> loads;
   for (Operation &op : loop.getBody()->without_terminator()) {
     auto dot = dyn_cast<DotOp>(op);
     if (!dot)
       continue;
     for (Value operand : {dot.getA(), dot.getB()}) {
+      // B = trans(load) of a register-A wgmma dot whose K fills 128-byte rows: the ring
+      // holds the loaded tile, and the dot reads the slot transposed (K-major).
+      if (auto trans = operand.getDefiningOp<TransOp>();
+          trans && operand == dot.getB() && operand.hasOneUse() &&
+          canUseRegisterWgmma(dot, numWarps, arch) &&
+          cast<ShapedType>(dot.getA().getType()).getDimSize(1) %
+                  getSwizzleBlockColumns(getElementTypeOrSelf(operand.getType())) ==
+              0)
+        operand = trans.getSrc();
       auto load = operand.getDefiningOp<LoadOp>();
       if (!load || load->getBlock() != loop.getBody() || !load->hasOneUse())
         continue;
@@ -416,7 +430,7 @@ struct TesselSoftwarePipelinePass
     if (!step || *step <= 0)
       return;
     llvm::SetVector<Operation *> slice;
-    SmallVector<LoadOp> loads = findPipelinableLoads(loop, slice);
+    SmallVector<LoadOp> loads = findPipelinableLoads(loop, numWarps, arch, slice);
     if (loads.empty())
       return;
     SmallVector<DotOp> asyncDots;
@@ -744,6 +758,12 @@ struct TesselSoftwarePipelinePass
       Value tile = slotOf(rewriter, load.getLoc(), ring, readSlot);
       load.getResult().replaceAllUsesWith(tile);
       rewriter.eraseOp(load);
+      // trans(load) becomes a transposed view of the slot.
+      auto slotType = cast<SharedType>(tile.getType());
+      for (Operation *user : tile.getUsers())
+        if (auto trans = dyn_cast<TransOp>(user))
+          trans.getResult().setType(SharedType::get(
+              ctx, {slotType.getShape()[1], slotType.getShape()[0]}, slotType.getElementType()));
     }
     rewriter.setInsertionPointAfter(newLoop);
     if (anyCpAsync)

@@ -45,9 +45,12 @@ FailureOr<int64_t> mlir::tessel::getScratchBytes(Operation *op) {
   if (auto dot = dyn_cast<DotOp>(op))
     return getDotScratchBytes(dot);
   if (auto trans = dyn_cast<TransOp>(op)) {
-    auto type = trans.getSrc().getType();
+    auto type = dyn_cast<RankedTensorType>(trans.getSrc().getType());
+    if (!type)
+      return int64_t(0); // a view of a shared tile
+    auto resultType = cast<RankedTensorType>(trans.getType());
     auto root = dyn_cast_or_null<BlockedEncodingAttr>(type.getEncoding());
-    if (root && trans.getType().getEncoding() == getTransposedLayout(root))
+    if (root && resultType.getEncoding() == getTransposedLayout(root))
       return int64_t(0); // a relabelling of registers (TransToLLVM.cpp)
     return type.getNumElements() * getScratchElementBytes(type.getElementType());
   }

@@ -22,19 +22,25 @@ struct TransLowering : OpConversionPattern<TransOp> {
   LogicalResult matchAndRewrite(TransOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto srcType = op.getSrc().getType();
+    // A shared tile's transpose is a view: the dot reading it knows (DotToLLVM.cpp).
+    if (isa<SharedType>(op.getSrc().getType())) {
+      rewriter.replaceOpWithMultiple(op, {adaptor.getSrc()});
+      return success();
+    }
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto dstType = cast<RankedTensorType>(op.getType());
     Type elementType = srcType.getElementType();
     if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() < 8)
       return op.emitError("trans of ") << elementType << " tiles is not supported";
-    TileLayout src = *TileLayout::get(srcType), dst = *TileLayout::get(op.getType());
+    TileLayout src = *TileLayout::get(srcType), dst = *TileLayout::get(dstType);
     if (srcType.getEncoding() == src.getRoot() &&
-        op.getType().getEncoding() == getTransposedLayout(src.getRoot())) {
+        dstType.getEncoding() == getTransposedLayout(src.getRoot())) {
       rewriter.replaceOpWithMultiple(op, {adaptor.getSrc()});
       return success();
     }
     ThreadIndex thread = getThreadIndex(rewriter, loc);
     Value base = getSharedMemoryBase(rewriter, loc);
-    ArrayRef<int64_t> shape = op.getType().getShape();
+    ArrayRef<int64_t> shape = dstType.getShape();
     auto address = [&](Value row, Value col) -> Value {
       Value index = linearize(rewriter, loc, {row, col}, shape);
       return LLVM::GEPOp::create(rewriter, loc, base.getType(), elementType, base,

@@ -38,9 +38,11 @@ bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef a
   int64_t perRow = getSwizzleBlockColumns(a.getElementType());
   if (isa<RankedTensorType>(b))
     return k % perRow == 0 || n % perRow == 0;
+  // A ring's tile read as is (N-major), or transposed (K-major: trans of a slot).
+  bool kMajor = bool(dot.getB().getDefiningOp<TransOp>());
   StringRef operand = getWgmmaOperand(dot.getB());
-  return getSharedAlloc(dot.getB()) && n % perRow == 0 &&
-         (operand.empty() || operand == "b" || operand == kSwizzledOperand);
+  return getSharedAlloc(dot.getB()) && (kMajor ? k : n) % perRow == 0 &&
+         (operand.empty() || operand == "b" || (operand == kSwizzledOperand && !kMajor));
 }
 
 BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,
@@ -73,6 +75,8 @@ BlockedEncodingAttr mlir::tessel::getTf32WgmmaAccumulatorLayout(MLIRContext *ctx
 }
 
 LocalAllocOp mlir::tessel::getSharedAlloc(Value shared) {
+  if (auto trans = shared.getDefiningOp<TransOp>())
+    shared = trans.getSrc();
   while (auto index = shared.getDefiningOp<LocalIndexOp>())
     shared = index.getSrc();
   return shared.getDefiningOp<LocalAllocOp>();

@@ -83,7 +83,9 @@ BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarp
 /// B comes from shared memory through a descriptor, 128-byte swizzled: a register B is
 /// staged by the dot K-major (N rows of K, as a "b" buffer of B^T) when K fills whole
 /// 128-byte rows, else N-major (a "b" buffer) when N does; a pipelined B is read from its
-/// ring, which must be (or become) a "b" or "swizzled" buffer with N in whole rows.
+/// ring, which must be (or become) a "b" or "swizzled" buffer with N in whole rows, or,
+/// through `tessel.trans` of the slot (B = trans(load)), a "b" buffer of the N x K tile
+/// with K in whole rows, read K-major.
 /// This carries dots whose operands do not both come from the bulk copies: attention's
 /// S = Q K^T and O += P V, where Q and P never leave registers.
 bool canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch);

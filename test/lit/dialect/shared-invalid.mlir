@@ -28,3 +28,29 @@ func.func @copy_type(%p: tensor<64x32x!tessel.ptr<f16>>, %dst: !tessel.shared<64
 func.func @rank_one(%buf: !tessel.shared<64xbf16>) {
   return
 }
+
+// -----
+
+func.func @trans_shared_to_tile(%buf: !tessel.shared<64x32xbf16>) {
+  // expected-error @+1 {{operand and result must both be tiles or both shared tiles}}
+  %t = tessel.trans %buf : !tessel.shared<64x32xbf16> -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @trans_shared_as_a(%buf: !tessel.shared<64x32xbf16>, %b: tensor<64x16xbf16>,
+                             %c: tensor<32x16xf32>) {
+  // expected-error @+1 {{a transposed shared tile may only be a dot's B operand}}
+  %t = tessel.trans %buf : !tessel.shared<64x32xbf16> -> !tessel.shared<32x64xbf16>
+  %d = tessel.dot %t, %b, %c : !tessel.shared<32x64xbf16>, tensor<64x16xbf16> -> tensor<32x16xf32>
+  return
+}
+
+// -----
+
+func.func @trans_shared_shape(%buf: !tessel.shared<64x32xbf16>) {
+  // expected-error @+1 {{result must be the operand transposed}}
+  %t = tessel.trans %buf : !tessel.shared<64x32xbf16> -> !tessel.shared<64x32xbf16>
+  return
+}
