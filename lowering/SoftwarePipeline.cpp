@@ -24,7 +24,9 @@
 //
 // On sm_90a a dot that can run on register-A wgmma (WgmmaLayout.h) may also take its B as
 // trans(load) when K fills 128-byte rows (attention's S = Q K^T with K loaded as rows):
-// the ring holds the loaded tile, and trans becomes a view of the slot, read K-major.
+// the ring holds the loaded tile, and trans becomes a view of the slot, read K-major. A
+// load whose uses are all such B operands, as is or transposed, gets one ring for all
+// (the backward's Q and dO).
 //
 // A dot that will run on sm_90a's wgmma (both operands pipelined, S >= 3, the
 // accumulator only carried from one iteration's dot to the next) becomes `async` and
@@ -209,6 +211,33 @@ SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots
 }
 
 /// Loads of `loop` that can be pipelined (see the pass description).
+/// Whether every use of `load` is the B operand of a register-A wgmma dot (WgmmaLayout.h),
+/// as is (N filling 128-byte rows: read N-major) or through a `tessel.trans` that only
+/// that dot uses (K filling them: read K-major). One ring in the "b" layout then serves
+/// them all (the backward's Q and dO feed one dot each way).
+bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
+  int64_t perRow = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
+  auto wgmmaB = [&](Value operand, bool kMajor) {
+    if (!operand.hasOneUse())
+      return false;
+    auto dot = dyn_cast<DotOp>(*operand.user_begin());
+    if (!dot || dot.getB() != operand || dot.getA() == operand ||
+        !canUseRegisterWgmma(dot, numWarps, arch))
+      return false;
+    auto a = cast<ShapedType>(dot.getA().getType());
+    auto b = cast<ShapedType>(dot.getB().getType());
+    return (kMajor ? a.getDimSize(1) : b.getDimSize(1)) % perRow == 0;
+  };
+  return !load->use_empty() && llvm::all_of(load->getUsers(), [&](Operation *user) {
+    if (auto trans = dyn_cast<TransOp>(user))
+      return wgmmaB(trans.getResult(), /*kMajor=*/true);
+    auto dot = dyn_cast<DotOp>(user);
+    return dot && dot.getB() == load.getResult() && dot.getA() != load.getResult() &&
+           canUseRegisterWgmma(dot, numWarps, arch) &&
+           cast<ShapedType>(dot.getB().getType()).getDimSize(1) % perRow == 0;
+  });
+}
+
 SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, unsigned numWarps, StringRef arch,
                                          llvm::SetVector<Operation *> &slice) {
   SmallVector<LoadOp> loads;
@@ -217,17 +246,15 @@ SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, unsigned numWarps, Str
     if (!dot)
       continue;
     for (Value operand : {dot.getA(), dot.getB()}) {
-      // B = trans(load) of a register-A wgmma dot whose K fills 128-byte rows: the ring
-      // holds the loaded tile, and the dot reads the slot transposed (K-major).
-      if (auto trans = operand.getDefiningOp<TransOp>();
-          trans && operand == dot.getB() && operand.hasOneUse() &&
-          canUseRegisterWgmma(dot, numWarps, arch) &&
-          cast<ShapedType>(dot.getA().getType()).getDimSize(1) %
-                  getSwizzleBlockColumns(getElementTypeOrSelf(operand.getType())) ==
-              0)
+      // B = trans(load): the ring holds the loaded tile, and the dot reads the slot
+      // transposed. It, and a load with several uses, only for register-A wgmma B's.
+      auto trans = operand.getDefiningOp<TransOp>();
+      if (trans && operand == dot.getB())
         operand = trans.getSrc();
       auto load = operand.getDefiningOp<LoadOp>();
-      if (!load || load->getBlock() != loop.getBody() || !load->hasOneUse())
+      if (!load || load->getBlock() != loop.getBody() || llvm::is_contained(loads, load))
+        continue;
+      if ((trans || !load->hasOneUse()) && !feedsOnlyRegisterWgmmaB(load, numWarps, arch))
         continue;
       auto type = dyn_cast<RankedTensorType>(load.getType());
       if (!type || type.getRank() != 2 || type.getElementType().getIntOrFloatBitWidth() < 8)
@@ -451,6 +478,10 @@ struct TesselSoftwarePipelinePass
           mmaDots.push_back(dot);
     SmallVector<bool> viaTma =
         findTmaLoads(loads, asyncDots, mmaDots, tmaOperands, mmaTmaOperands);
+    // A ring read through tessel.trans is a "b" buffer, filled by cp.async.
+    for (auto [load, tma] : llvm::zip(loads, viaTma))
+      if (llvm::any_of(load->getUsers(), [](Operation *user) { return isa<TransOp>(user); }))
+        tma = false;
     // tf32 dots whose operands both come by TMA run transposed on wgmma on sm_90a
     // (WgmmaLayout.h), in flight like the others.
     auto byTma = [&](Value operand) {
