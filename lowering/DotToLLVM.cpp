@@ -806,7 +806,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
     bool staged = aStaged || !bShared;
     // wgmma reads the staged B through the async proxy.
     if (registerWgmma && staged)
-      createInlinePtx(rewriter, loc, Type(), ValueRange(), "fence.proxy.async.shared::cta;", "");
+      createAsyncProxyFence(rewriter, loc);
     if (staged)
       createBarrier(rewriter, loc);
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());

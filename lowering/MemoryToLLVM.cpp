@@ -455,8 +455,7 @@ struct FenceAsyncSharedLowering : OpConversionPattern<FenceAsyncSharedOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(FenceAsyncSharedOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    createInlinePtx(rewriter, op.getLoc(), Type(), ValueRange(),
-                    "fence.proxy.async.shared::cta;", "");
+    createAsyncProxyFence(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();
   }

@@ -217,10 +217,9 @@ SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots
 /// them all (the backward's Q and dO feed one dot each way).
 bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
   int64_t perRow = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
-  auto wgmmaB = [&](Value operand, bool kMajor) {
-    if (!operand.hasOneUse())
-      return false;
-    auto dot = dyn_cast<DotOp>(*operand.user_begin());
+  // `user` reads `operand` as B only, K-major (its K in whole rows) or N-major (its N).
+  auto wgmmaB = [&](Operation *user, Value operand, bool kMajor) {
+    auto dot = dyn_cast_or_null<DotOp>(user);
     if (!dot || dot.getB() != operand || dot.getA() == operand ||
         !canUseRegisterWgmma(dot, numWarps, arch))
       return false;
@@ -230,11 +229,9 @@ bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
   };
   return !load->use_empty() && llvm::all_of(load->getUsers(), [&](Operation *user) {
     if (auto trans = dyn_cast<TransOp>(user))
-      return wgmmaB(trans.getResult(), /*kMajor=*/true);
-    auto dot = dyn_cast<DotOp>(user);
-    return dot && dot.getB() == load.getResult() && dot.getA() != load.getResult() &&
-           canUseRegisterWgmma(dot, numWarps, arch) &&
-           cast<ShapedType>(dot.getB().getType()).getDimSize(1) % perRow == 0;
+      return trans->hasOneUse() &&
+             wgmmaB(*trans->user_begin(), trans.getResult(), /*kMajor=*/true);
+    return wgmmaB(user, load.getResult(), /*kMajor=*/false);
   });
 }
 

@@ -143,6 +143,10 @@ Value mlir::tessel::getSharedMemoryBase(OpBuilder &b, Location loc) {
 
 void mlir::tessel::createBarrier(OpBuilder &b, Location loc) { NVVM::Barrier0Op::create(b, loc); }
 
+void mlir::tessel::createAsyncProxyFence(OpBuilder &b, Location loc) {
+  createInlinePtx(b, loc, Type(), ValueRange(), "fence.proxy.async.shared::cta;", "");
+}
+
 Value mlir::tessel::shuffleXor(OpBuilder &b, Location loc, Value value, unsigned laneMask) {
   Type type = value.getType();
   unsigned bits = type.getIntOrFloatBitWidth();

@@ -55,6 +55,10 @@ LLVM::InlineAsmOp createInlinePtx(OpBuilder &b, Location loc, Type resultType,
 Value getSharedMemoryBase(OpBuilder &b, Location loc);
 void createBarrier(OpBuilder &b, Location loc);
 
+/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes become visible to
+/// the async proxy (wgmma, bulk copies) once a barrier follows.
+void createAsyncProxyFence(OpBuilder &b, Location loc);
+
 /// Butterfly shuffle of any 16-, 32- or 64-bit scalar across lanes.
 Value shuffleXor(OpBuilder &b, Location loc, Value value, unsigned laneMask);
 
