@@ -765,11 +765,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
     // Register-A wgmma (WgmmaLayout.h): B from its "b"/"swizzled" ring, or staged
     // swizzled, K-major where K fills 128-byte rows and B's registers run along K (or N
     // does not fill them).
-    StringRef bOperand = getWgmmaOperand(op.getB());
-    bool registerWgmma =
-        arch && staging.aInRegisters && canUseRegisterWgmma(op, numWarps, arch.getValue()) &&
-        layout->getRoot() == getWgmmaAccumulatorLayout(op.getContext(), numWarps) &&
-        (!bShared || bOperand == "b" || bOperand == kSwizzledOperand);
+    bool registerWgmma = runsOnRegisterWgmma(op);
     auto bType = cast<ShapedType>(op.getB().getType());
     int64_t perRow = getSwizzleBlockColumns(bType.getElementType());
     // A transposed view of a ring slot (SoftwarePipeline.cpp) is read K-major, and only so.

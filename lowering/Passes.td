@@ -74,6 +74,20 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
+def TesselAsyncDots : Pass<"tessel-async-dots", "ModuleOp"> {
+  let summary = "Let register-A wgmma dots run until their result is needed";
+  let description = [{
+    On sm_90a, after layout assignment: a dot that lowers to register-A wgmma
+    (lowering/WgmmaLayout.h) with B read from a ring slot becomes `async`, and a
+    `tessel.dot_wait` goes before the first op of its block that needs the result (or
+    copies into B's buffer), the block's terminator at the latest. Its `pending` is the
+    number of async dots issued in between, which may keep running. The work the kernel
+    puts between a dot and its use (another dot, the softmax of earlier scores) is then
+    issued while the tensor cores run.
+  }];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 def TesselInsertBarriers : Pass<"tessel-insert-barriers", "ModuleOp"> {
   let summary = "Place barriers where shared-memory buffers change hands";
   let description = [{

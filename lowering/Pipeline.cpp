@@ -29,6 +29,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   // Rematerialises cheap producers instead of converting their layout.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createTesselAsyncDots());
   pm.addPass(createTesselAllocateSharedMemory());
   pm.addPass(createTesselInsertBarriers());
   pm.addPass(createConvertTesselToLLVM());

@@ -1,5 +1,6 @@
 //===- WgmmaLayout.cpp - when a dot runs on wgmma, and its shared layouts --===//
 #include "lowering/WgmmaLayout.h"
+#include "lowering/MmaLayout.h"
 #include "lowering/TileToLLVMUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,6 +44,20 @@ bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef a
   StringRef operand = getWgmmaOperand(dot.getB());
   return getSharedAlloc(dot.getB()) && (kMajor ? k : n) % perRow == 0 &&
          (operand.empty() || operand == "b" || (operand == kSwizzledOperand && !kMajor));
+}
+
+bool mlir::tessel::runsOnRegisterWgmma(DotOp dot) {
+  auto module = dot->getParentOfType<ModuleOp>();
+  auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
+  FailureOr<TileLayout> layout = TileLayout::get(dot.getType());
+  if (!arch || failed(layout) || !readsMmaOperandAFromRegisters(dot))
+    return false;
+  unsigned numWarps = layout->getRoot().getNumWarps();
+  StringRef bOperand = getWgmmaOperand(dot.getB());
+  return canUseRegisterWgmma(dot, numWarps, arch.getValue()) &&
+         layout->getRoot() == getWgmmaAccumulatorLayout(dot.getContext(), numWarps) &&
+         (!isa<SharedType>(dot.getB().getType()) || bOperand == "b" ||
+          bOperand == kSwizzledOperand);
 }
 
 BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,

@@ -90,6 +90,11 @@ BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarp
 /// S = Q K^T and O += P V, where Q and P never leave registers.
 bool canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
+/// True when `dot`, its layouts assigned, lowers to register-A wgmma: the module's
+/// arch allows it (above), A holds the mma rows layout in registers, the result the
+/// accumulator layout, and B is a register tile (staged by the dot) or a "b"/"swizzled"
+/// buffer (or a transposed view of one).
+bool runsOnRegisterWgmma(DotOp dot);
 /// True when a tf32 dot (f32 operands, inputPrecision "tf32"), MxK by KxN, can run
 /// transposed on wgmma for `arch` once both operands are in "swizzled" buffers.
 bool canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k, unsigned numWarps,
