@@ -19,6 +19,9 @@
 # triton (Triton's matmul next to cuBLAS, on wgmma and with DISABLE_MMA_V3=1 on mma.sync).
 # attention (the FlashAttention op's GPU tests, tessel-bench attention's studies, Triton's FA2),
 # model-attention (tessel-bench model with --attention sdpa,tessel: small, xl; context 512, 2048).
+# sanitize (compute-sanitizer over the GPU tests: memcheck for every kernel, racecheck and
+# synccheck for those that use shared memory and barriers; SANITIZE_FILTER narrows the
+# attention tests, which take minutes under the tool).
 # TESSEL_GPU_TARGETS="a b" builds only those targets (default: everything).
 # With the device tool: run(command="bash .gpu-carry/src/tools/gpu-check.sh run",
 #                           carry=[".gpu-carry"]).
@@ -212,6 +215,34 @@ run)
         --mode train-step --precision bf16 --attention sdpa,tessel --warmup 3 --steps 10 \
         --json "$out/model-attention.json" --markdown-file "$out/model-attention.md" 2>&1 |
         tee "$out/model-attention.txt" || failed "model-attention"
+      ;;
+    sanitize)
+      sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+      [ -x "$sanitizer" ] || { failed "sanitize: no compute-sanitizer"; continue; }
+      # tool binary gtest-filter: each line one run; the log says ERROR SUMMARY per run.
+      attention_filter=${SANITIZE_FILTER:-'*bf16_d64*:*bf16_generic_d128*:*f32_d32*:FlashAttentionViews*'}
+      while read -r tool binary filter; do
+        log="$out/sanitize-$tool-$binary.log"
+        rc=0
+        TESSEL_AGREEMENT_DIR="$carry/agreement" timeout 900 "$sanitizer" --tool "$tool" \
+          --error-exitcode 99 --print-limit 20 "$build/bin/$binary" --gtest_filter="$filter" \
+          > "$log" 2>&1 || rc=$?
+        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
+        echo "$tool $binary ($filter): exit $rc, ${summary:-no summary}" | tee -a "$out/sanitize.txt"
+        [ "$rc" = 0 ] || failed "sanitize $tool $binary"
+      done <<LIST
+memcheck tessel-runtime-smoke *
+memcheck tessel-kernel-gpu-tests *
+memcheck tessel-agreement-gpu-tests *
+memcheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
+memcheck tessel-attention-gpu-tests $attention_filter
+racecheck tessel-kernel-gpu-tests *
+racecheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
+racecheck tessel-attention-gpu-tests *bf16_d64.MatchesFloat64*
+synccheck tessel-kernel-gpu-tests *
+synccheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
+synccheck tessel-attention-gpu-tests *bf16_d64.MatchesFloat64*
+LIST
       ;;
     launch)
       # Launch overhead and first-call tuning (the autotuner's own small build).

@@ -181,7 +181,8 @@ TEST_P(FlashAttentionGpu, QueryAndKeyLengthsDiffer) {
 }
 
 // Every pipeline depth of the tiles, not only the one the autotuner picks: the forward,
-// dK/dV and dQ kernels restricted to num_stages == S.
+// dK/dV and dQ kernels restricted to num_stages == S, then to the two-warpgroup tiles
+// (num_warps == 8: the forward's 128 x 128 among them).
 TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(4);
@@ -189,14 +190,15 @@ TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
   if (dt.exact)
     GTEST_SKIP() << "the exact package has the same tiles as tf32";
   int checked = 0; // depths with tiles for this head dim: at least one, or nothing was tested
-  for (int stages : {1, 2, 3}) {
-    ops::flashAttentionOptions().prune = "num_stages != " + std::to_string(stages);
+  for (std::string prune : {"num_stages != 1", "num_stages != 2", "num_stages != 3",
+                            "num_warps != 8"}) {
+    ops::flashAttentionOptions().prune = prune;
     for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1000, 1000, true},
                                   {777, 1025, false}, {1025, 777, true}}) {
       try {
         checkCase(1, 2, lq, lk, d, causal, dt.dtype, dt.exact,
-                  std::string(dt.name) + " d=" + std::to_string(d) + " stages=" +
-                      std::to_string(stages) + " lq=" + std::to_string(lq) +
+                  std::string(dt.name) + " d=" + std::to_string(d) + " pruned: " + prune +
+                      " lq=" + std::to_string(lq) +
                       " lk=" + std::to_string(lk) + (causal ? " causal" : ""),
                 dt.suffix);
         ++checked;
