@@ -88,9 +88,10 @@ struct Scope {
 
 class Generator {
 public:
-  /// The largest tile (elements) a kernel may create: far beyond what fits a
-  /// thread block, small enough that shape arithmetic cannot overflow.
-  static constexpr int64_t kMaxTileElements = int64_t(1) << 24;
+  /// The largest tile (elements) a kernel may create: 2^20, Triton's limit too. A
+  /// tile that size is already 8192 registers per thread at 4 warps; its elementwise
+  /// code compiles in about 20 s, and larger tiles would take minutes for nothing.
+  static constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 
   Generator(mlir::MLIRContext &context, const ast::Module &module, const Specialization &spec,
             DiagnosticEngine &diags);

@@ -51,12 +51,28 @@ void SourceDiagnosticHandler::handle(mlir::Diagnostic &diag) {
     return;
   SourceRange range = sourceRangeOf(diag.getLocation(), diags_.file()).value_or(SourceRange());
   std::string message = diag.str();
-  Diagnostic &d = diag.getSeverity() == mlir::DiagnosticSeverity::Warning
-                      ? diags_.warning(range, message)
-                      : diags_.error(range, message);
-  for (const mlir::Diagnostic &n : diag.getNotes())
+  bool warning = diag.getSeverity() == mlir::DiagnosticSeverity::Warning;
+  if (!warning) {
+    // "failed to legalize operation 'tessel.load' that was explicitly marked illegal"
+    llvm::StringRef text(message);
+    if (text.starts_with("failed to legalize operation")) {
+      if (errorOffsets_.count(range.begin.offset))
+        return;
+      llvm::StringRef op = text.drop_until([](char c) { return c == '\''; }).drop_front();
+      op = op.take_until([](char c) { return c == '\''; });
+      message = "this expression cannot be compiled for the GPU (no lowering of '" + op.str() +
+                "' for these types); please report the kernel";
+    }
+    errorOffsets_.insert(range.begin.offset);
+  }
+  Diagnostic &d = warning ? diags_.warning(range, message) : diags_.error(range, message);
+  for (const mlir::Diagnostic &n : diag.getNotes()) {
+    std::string note = n.str();
+    if (llvm::StringRef(note).starts_with("see current operation"))
+      continue;
     DiagnosticEngine::note(d, sourceRangeOf(n.getLocation(), diags_.file()).value_or(SourceRange()),
-                           n.str());
+                           note);
+  }
 }
 
 } // namespace tessel::frontend

@@ -3,6 +3,10 @@
 // While alive, reports every MLIR diagnostic (from MLIRGen's verification or
 // from the lowering passes) to a DiagnosticEngine, at the source position of
 // the op's FileLineColLoc, so that lowering errors point at the kernel source.
+// MLIR's internals stay out of what the user reads: notes that dump the op ("see
+// current operation") are dropped, and a "failed to legalize" becomes either nothing
+// (a pattern already said why at that position) or a plain sentence naming the
+// construct that cannot be compiled.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_FRONTEND_MLIRDIAGNOSTICS_H
@@ -14,6 +18,7 @@
 #include "mlir/IR/Location.h"
 
 #include <optional>
+#include <set>
 
 namespace tessel::frontend {
 
@@ -29,6 +34,9 @@ public:
 private:
   void handle(mlir::Diagnostic &diag);
   DiagnosticEngine &diags_;
+  /// Source positions (offsets) that already have an error: the conversion driver's
+  /// "failed to legalize" that follows a pattern's own reason adds nothing.
+  std::set<uint32_t> errorOffsets_;
 };
 
 } // namespace tessel::frontend

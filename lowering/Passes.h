@@ -29,6 +29,8 @@ struct LoweringOptions {
   std::string mmaTmaOperands = "ab";
   /// Programs of a cluster sharing one fetch of each bulk-copied B tile (1: none).
   unsigned multicastB = 1;
+  /// Run -tessel-async-dots (register-A wgmma dots wait at their result's first use).
+  bool asyncDots = true;
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

@@ -29,7 +29,8 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   // Rematerialises cheap producers instead of converting their layout.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createTesselAsyncDots());
+  if (options.asyncDots)
+    pm.addPass(createTesselAsyncDots());
   pm.addPass(createTesselAllocateSharedMemory());
   pm.addPass(createTesselInsertBarriers());
   pm.addPass(createConvertTesselToLLVM());

@@ -229,7 +229,7 @@ VariantOutput Driver::compile(const fe::ast::Function &kernel, const fe::Special
   mlir::PassManager pm(&context_);
   mlir::tessel::buildTesselToLLVMPipeline(
       pm, mlir::tessel::LoweringOptions{spec.numWarps, opts_.tmaOperands, opts_.mmaTmaOperands,
-                                        opts_.multicastB});
+                                        opts_.multicastB, opts_.asyncDots});
   if (mlir::failed(pm.run(*module))) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");

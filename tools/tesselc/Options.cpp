@@ -42,6 +42,8 @@ OPTIONS:
                        fetch a bulk-copied B tile of whole 128-byte column blocks once
                        for all N (TMA multicast) where consecutive program ids copy the
                        same tile (tested in the kernel; default 1: no clusters)
+  --no-async-dots      sm_90a: every register-A wgmma dot waits for its result at once
+                       (-tessel-async-dots off; to measure what the overlap is worth)
   --max-stages N       Compile only the configurations with num_stages <= N (e.g. for
                        builds whose pipelined loops are slow to compile and gain
                        little, such as exact-f32 FMA dots; default: all)
@@ -178,6 +180,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.multicastB = n;
+    } else if (is("--no-async-dots")) {
+      opts.asyncDots = false;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;

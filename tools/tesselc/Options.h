@@ -30,6 +30,8 @@ struct Options {
   std::string mmaTmaOperands = "ab";
   /// Programs per cluster sharing bulk-copied B tiles (1: no clusters).
   unsigned multicastB = 1;
+  /// sm_90a: run -tessel-async-dots (register-A wgmma dots wait at their first use).
+  bool asyncDots = true;
   /// Compile only the configurations with at most this many pipeline stages (0: all).
   unsigned maxStages = 0;
   /// Errors reported before the rest are dropped (0: no limit).
