@@ -224,7 +224,7 @@ run)
       while read -r tool binary filter; do
         log="$out/sanitize-$tool-$binary.log"
         rc=0
-        TESSEL_AGREEMENT_DIR="$carry/agreement" timeout 900 "$sanitizer" --tool "$tool" \
+        TESSEL_AGREEMENT_DIR="$carry/agreement" timeout "${SANITIZE_TIMEOUT:-600}" "$sanitizer" --tool "$tool" \
           --error-exitcode 99 --print-limit 20 "$build/bin/$binary" --gtest_filter="$filter" \
           > "$log" 2>&1 || rc=$?
         summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
