@@ -196,7 +196,8 @@ run)
       if [ "${ATTENTION_TESTS:-1}" != 0 ]; then
         timeout "${ATTENTION_TEST_TIMEOUT:-400}" "$build"/bin/tessel-attention-gpu-tests \
           > "$out/attention-tests.log" 2>&1 || failed "attention tests"
-        grep -E "FAILED|PASSED|SKIPPED \]|tests ran" "$out/attention-tests.log" | tail -n 30
+        # (display only: a log cut short by the timeout has no summary line)
+        { grep -E "FAILED|PASSED|SKIPPED \]|tests ran" "$out/attention-tests.log" || true; } | tail -n 30
       fi
       for study in ${ATTENTION_STUDIES:-realistic flash naive}; do
         [ "$study" = none ] && continue # ATTENTION_STUDIES=none: the tests alone
@@ -220,14 +221,17 @@ run)
       sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
       [ -x "$sanitizer" ] || { failed "sanitize: no compute-sanitizer"; continue; }
       # tool binary gtest-filter: each line one run; the log says ERROR SUMMARY per run.
+      # API errors are not reported: the tests provoke some on purpose (bad PTX, bad
+      # launches) and check the runtime's messages; memory and race errors still are.
       attention_filter=${SANITIZE_FILTER:-'*bf16_d64*:*bf16_generic_d128*:*f32_d32*:FlashAttentionViews*'}
       while read -r tool binary filter; do
         log="$out/sanitize-$tool-$binary.log"
         rc=0
         TESSEL_AGREEMENT_DIR="$carry/agreement" timeout "${SANITIZE_TIMEOUT:-600}" "$sanitizer" --tool "$tool" \
-          --error-exitcode 99 --print-limit 20 "$build/bin/$binary" --gtest_filter="$filter" \
+          --error-exitcode 99 --print-limit 20 --report-api-errors no "$build/bin/$binary" --gtest_filter="$filter" \
           > "$log" 2>&1 || rc=$?
-        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
+        summary=$({ grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" || true; } | tail -n 1)
+        [ "$rc" = 124 ] && summary="timed out after ${SANITIZE_TIMEOUT:-600} s"
         echo "$tool $binary ($filter): exit $rc, ${summary:-no summary}" | tee -a "$out/sanitize.txt"
         [ "$rc" = 0 ] || failed "sanitize $tool $binary"
       done <<LIST
@@ -238,10 +242,10 @@ memcheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
 memcheck tessel-attention-gpu-tests $attention_filter
 racecheck tessel-kernel-gpu-tests *
 racecheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
-racecheck tessel-attention-gpu-tests *bf16_d64.MatchesFloat64*
+racecheck tessel-attention-gpu-tests *MatchesFloat64*/bf16_d64
 synccheck tessel-kernel-gpu-tests *
 synccheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
-synccheck tessel-attention-gpu-tests *bf16_d64.MatchesFloat64*
+synccheck tessel-attention-gpu-tests *MatchesFloat64*/bf16_d64
 LIST
       ;;
     launch)

@@ -208,19 +208,27 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
     bytes.push_back(bytesOf(p));
   owners_ = assignOwners(bytes, pg_->size());
 
-  // Flat layout: rank regions of equal (padded) size, parameters in registration order.
+  // Flat layout: rank regions of equal (padded) size, parameters in registration order,
+  // then (Zero1) one gradient flag per owned parameter.
   int world = pg_->size();
   std::vector<int64_t> regionUsed(world, 0);
   offsets_.assign(params_.size(), 0);
   for (size_t i = 0; i < params_.size(); ++i)
     regionUsed[owners_[i]] += params_[i].numel();
+  std::vector<int64_t> cursor(world, 0), flagCursor = regionUsed;
+  if (mode_ == ShardMode::Zero1)
+    for (size_t i = 0; i < params_.size(); ++i)
+      ++regionUsed[owners_[i]];
   regionElements_ = *std::max_element(regionUsed.begin(), regionUsed.end());
-  std::vector<int64_t> cursor(world, 0);
   for (size_t i = 0; i < params_.size(); ++i) {
     int r = owners_[i];
     offsets_[i] = r * regionElements_ + cursor[r];
     cursor[r] += params_[i].numel();
+    if (mode_ == ShardMode::Zero1)
+      flagOffsets_.push_back(r * regionElements_ + flagCursor[r]++);
   }
+  if (mode_ == ShardMode::Zero1)
+    flagIndex_ = torch::tensor(flagOffsets_, torch::kInt64).to(pg_->device());
 
   torch::NoGradGuard noGrad;
   flatParams_ = torch::zeros({regionElements_ * world}, params_[0].options());
@@ -284,10 +292,14 @@ void ShardedOptimizer::step() {
     return;
   }
   // Zero1: every gradient into its slot of the flat buffer (the hooks did it for
-  // the ones backward produced; zeros for the rest).
+  // the ones backward produced; zeros for the rest), and its flag.
+  std::vector<bool> hadLocally(params_.size());
+  std::vector<float> flags(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor &grad = params_[i].mutable_grad();
     torch::Tensor slot = gradSlot(i);
+    hadLocally[i] = grad.defined();
+    flags[i] = grad.defined() ? 1.0f : 0.0f;
     if (grad.defined() && grad.data_ptr() == slot.data_ptr())
       continue;
     if (grad.defined())
@@ -296,6 +308,8 @@ void ShardedOptimizer::step() {
       slot.zero_();
     grad = slot;
   }
+  flatGrads_.index_put_({flagIndex_},
+                        torch::tensor(flags).to(flatGrads_.device(), flatGrads_.scalar_type()));
   torch::Tensor ownGrads = flatGrads_.narrow(0, rank * regionElements_, regionElements_);
   bool inPlace = pg_->kind() == BackendKind::Nccl; // NCCL reduces into its own chunk in place
   torch::Tensor reduced = inPlace ? ownGrads : torch::empty_like(ownGrads);
@@ -303,8 +317,28 @@ void ShardedOptimizer::step() {
   if (!inPlace)
     ownGrads.copy_(reduced);
   ownGrads.div_(world);
+  std::vector<int> hidden = hideGradientsNobodyHad(hadLocally);
   local_->step();
+  for (int i : hidden)
+    params_[i].mutable_grad() = gradSlot(i);
   allGatherParameters();
+}
+
+std::vector<int> ShardedOptimizer::hideGradientsNobodyHad(const std::vector<bool> &hadLocally) {
+  // An own parameter with a gradient here had one somewhere: only read the flags
+  // (a device-to-host copy) when some own parameter had none here.
+  bool allHad = std::all_of(ownIndices_.begin(), ownIndices_.end(),
+                            [&](int i) { return hadLocally[i]; });
+  if (allHad)
+    return {};
+  torch::Tensor summed = flatGrads_.index_select(0, flagIndex_).cpu();
+  std::vector<int> hidden;
+  for (int i : ownIndices_)
+    if (summed[i].item<float>() == 0.0f) {
+      params_[i].mutable_grad() = torch::Tensor();
+      hidden.push_back(i);
+    }
+  return hidden;
 }
 
 void ShardedOptimizer::allGatherParameters() {

@@ -91,7 +91,9 @@ public:
 
   /// Broadcast: steps the own shard and broadcasts it. Zero1: reduce-scatters
   /// the gradients, steps the own shard, all-gathers the parameters. Parameters
-  /// without a gradient on every rank are left alone by LibTorch's optimizers.
+  /// without a gradient are left alone by the optimizers, as plain AdamW does:
+  /// in Broadcast mode those DataParallel left without one; in Zero1 those that
+  /// had no gradient on any rank (no weight decay, no momentum, no step count).
   void step();
   /// Gradients become undefined. Zero1: during the next backward a hook copies
   /// each new gradient into the flat gradient buffer as soon as it is
@@ -124,6 +126,16 @@ private:
   int64_t regionElements_ = 0;
   std::vector<int64_t> offsets_; ///< element offset of each parameter in the flat buffers
   torch::Tensor flatParams_, flatGrads_;
+  /// Zero1: after its owner's parameters, each region holds one flag per owned
+  /// parameter: every rank writes 1 where it has a gradient, and the gradients'
+  /// reduce-scatter sums them, so the owner learns which had one on some rank
+  /// without another collective. flagIndex_ (on the device) lists the flags'
+  /// offsets in parameter order.
+  torch::Tensor flagIndex_;
+  std::vector<int64_t> flagOffsets_;
+  /// Zero1: hides the gradient of each own parameter that had none on any rank
+  /// from the local optimizer; returns them, to be given their slots back.
+  std::vector<int> hideGradientsNobodyHad(const std::vector<bool> &hadLocally);
   /// Brings every rank's parameters up to date from their owners: one
   /// all-gather of the owners' regions of the flat buffer.
   void allGatherParameters();

@@ -251,19 +251,30 @@ int scenarioShard(const std::shared_ptr<ProcessGroup> &pg) {
     for (int step = 0; step < steps; ++step) {
       refOptimizer.zero_grad();
       referenceLoss(reference, globalBatch(step), world).backward();
-      // Sharded training gives parameters nobody used a zero gradient (see DataParallel.h).
+      // DataParallel gives parameters nobody used a zero gradient (see DataParallel.h);
+      // Zero1 leaves them alone, as plain AdamW does (no weight decay, no moments).
       for (torch::Tensor &p : reference->parameters())
-        if (p.requires_grad() && !p.grad().defined())
+        if (mode == ShardMode::Broadcast && p.requires_grad() && !p.grad().defined())
           p.mutable_grad() = torch::zeros_like(p);
       refOptimizer.step();
     }
     double diff = maxDiff(model, reference);
     check(diff <= 1e-5, std::string("shard ") + toString(mode) +
                             ": max |param - reference| = " + number(diff), rank);
-    // Own state only: AdamW keeps two moments per owned element.
-    int64_t expected = 2 * shard.localParameterBytes();
-    int64_t held = shard.localStateBytes() - 8 * static_cast<int64_t>(
-        std::count(shard.owners().begin(), shard.owners().end(), rank)); // minus the step counters
+    // Own state only: AdamW keeps two moments and a step counter per owned parameter
+    // that had a gradient (in Zero1, `unused` never had one and has no state).
+    int64_t expected = 0, counters = 0;
+    const std::vector<torch::Tensor> &params = shard.parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      bool stateless = mode == ShardMode::Zero1 &&
+                       (params[i].is_same(model->unused->weight) ||
+                        params[i].is_same(model->unused->bias));
+      if (shard.owners()[i] == rank && !stateless) {
+        expected += 2 * params[i].numel() * static_cast<int64_t>(params[i].element_size());
+        ++counters;
+      }
+    }
+    int64_t held = shard.localStateBytes() - 8 * counters; // minus the step counters
     check(held == expected, std::string("shard ") + toString(mode) + ": state bytes " +
                                 std::to_string(held) + " == 2 x own parameter bytes " +
                                 std::to_string(expected), rank);
