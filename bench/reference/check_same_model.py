@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that bench/reference/transformer_lm.py computes the same function as the C++
-model: loads the weights, batch, logits and loss that test/harness's
+"""Checks that bench/reference/transformer_lm.py, and the independent CS336-style model of
+bench/reference/cs336_model.py, compute the same function as the C++ model: loads the weights, batch, logits and loss that test/harness's
 HarnessModel.ExportForPythonReference wrote (torch.save format) into the Python model.
 
     TESSEL_REFERENCE_CASE=case.pt HarnessModelTests --gtest_filter='*ExportForPythonReference'
@@ -17,6 +17,7 @@ import torch
 import torch.jit._pickle  # noqa: F401  (the type-tag helper LibTorch files refer to)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cs336_model  # noqa: E402
 import transformer_lm as ref  # noqa: E402
 
 
@@ -49,6 +50,23 @@ def main():
         results.append(ok)
         print(f"{attention}: max |logits(py) - logits(c++)| = {diff:.3g}, loss py {loss.item():.6f} "
               f"c++ {case['loss'].item():.6f}: {'same' if ok else 'DIFFERENT'}")
+    # An independent model (separate q, k, v, W1, W3; complex RoPE; explicit softmax), the
+    # weights copied across from the fused layout.
+    model = cs336_model.CS336TransformerLM(cfg)
+    left = model.from_fused(case["weights"])
+    if left:
+        print(f"weights the CS336 model did not take: {left}")
+        return 1
+    with torch.no_grad():
+        logits = model(case["tokens"])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 case["targets"].reshape(-1))
+    diff = (logits - case["logits"]).abs().max().item()
+    ok = diff < 1e-4 and abs(loss.item() - case["loss"].item()) < 1e-5
+    results.append(ok)
+    print(f"cs336 (separate q, k, v, w1, w3): max |logits(py) - logits(c++)| = {diff:.3g}, "
+          f"loss py {loss.item():.6f} c++ {case['loss'].item():.6f}: "
+          f"{'same' if ok else 'DIFFERENT'}")
     return 0 if all(results) else 1
 
 
