@@ -4,6 +4,7 @@
 #include "frontend/ConstEval.h"
 #include "runtime/Error.h"
 #include "runtime/FileUtil.h"
+#include "runtime/Hash.h"
 #include "tools/tesselc/Compile.h"
 
 #include <atomic>
@@ -21,14 +22,6 @@ std::atomic<int64_t> compiles{0}, cacheHits{0};
 // One compilation at a time: each builds its own MLIR context, but the driver's
 // diagnostics go to the process's stderr.
 std::mutex compileMutex;
-
-uint64_t fnv1a(std::string_view text, uint64_t hash = 1469598103934665603ull) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 std::string cacheDirOf(const JitOptions &options) {
   if (!options.cacheDir.empty())
@@ -93,9 +86,7 @@ std::string jitCachePath(std::string_view source, const JitOptions &options) {
     hash = fnv1a(name + "=" + value + ";", hash);
   hash = fnv1a("arch=" + options.arch + ";", hash);
   hash = fnv1a(tesselc::versionText(), hash);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return cacheDirOf(options) + "/jit/" + hex + ".tslpkg";
+  return cacheDirOf(options) + "/jit/" + toHex16(hash) + ".tslpkg";
 }
 
 Package jitSource(std::string_view source, std::string_view name, const JitOptions &options) {

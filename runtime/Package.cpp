@@ -11,6 +11,7 @@
 
 #include "runtime/ConfigExpr.h"
 #include "runtime/FileUtil.h"
+#include "runtime/Hash.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -688,13 +689,5 @@ const KernelInfo &Package::kernel(std::string_view name) const {
 }
 
 std::string Package::contentHash() const {
-  std::string text = toJson().dump();
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)hash);
-  return buf;
+  return fnv1aHex(toJson().dump());
 }

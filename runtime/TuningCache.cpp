@@ -3,6 +3,7 @@
 
 #include "runtime/Error.h"
 #include "runtime/FileUtil.h"
+#include "runtime/Hash.h"
 #include "runtime/Json.h"
 
 #include <cctype>
@@ -18,17 +19,6 @@
 using namespace tessel;
 
 static constexpr const char *kFormat = "tessel-autotune";
-
-std::string tessel::fnv1aHex(const std::string &text) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)hash);
-  return buf;
-}
 
 void tessel::makeDirectories(const std::string &path) {
   if (path.empty())

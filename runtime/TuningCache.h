@@ -87,9 +87,6 @@ private:
   Warn warn_;
 };
 
-/// 64-bit FNV-1a of `text` as 16 hex digits.
-std::string fnv1aHex(const std::string &text);
-
 /// Creates `path` and its parents (like mkdir -p); throws tessel::Error.
 void makeDirectories(const std::string &path);
 

@@ -13,6 +13,7 @@
 #include "frontend/MLIRGen.h"
 #include "frontend/Parser.h"
 #include "lowering/Passes.h"
+#include "runtime/Hash.h"
 #include "runtime/Package.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,17 +50,6 @@ bool readFile(const std::string &path, std::string &out) {
   ss << in.rdbuf();
   out = ss.str();
   return true;
-}
-
-std::string fnv1a(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
 }
 
 size_t countLines(const std::string &text) {
@@ -396,7 +386,7 @@ int run(const Options &opts) {
   Package package;
   package.compiler = versionText();
   package.source = opts.input;
-  package.sourceHash = fnv1a(file.text());
+  package.sourceHash = tessel::fnv1aHex(file.text());
   Json summary = Json::object();
   Json kernelsJson = Json::array();
   std::ostringstream table;
