@@ -21,6 +21,19 @@ import cs336_model  # noqa: E402
 import transformer_lm as ref  # noqa: E402
 
 
+def same_as_cpp(label, model, case):
+    """Runs `model` on the case's tokens; True when its logits and loss match the C++ ones."""
+    with torch.no_grad():
+        logits = model(case["tokens"])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 case["targets"].reshape(-1))
+    diff = (logits - case["logits"]).abs().max().item()
+    ok = diff < 1e-4 and abs(loss.item() - case["loss"].item()) < 1e-5
+    print(f"{label}: max |logits(py) - logits(c++)| = {diff:.3g}, loss py {loss.item():.6f} "
+          f"c++ {case['loss'].item():.6f}: {'same' if ok else 'DIFFERENT'}")
+    return ok
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("case")
@@ -41,15 +54,7 @@ def main():
         if missing or unexpected:
             print(f"parameter names differ: missing {missing}, unexpected {unexpected}")
             return 1
-        with torch.no_grad():
-            logits = model(case["tokens"])
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                     case["targets"].reshape(-1))
-        diff = (logits - case["logits"]).abs().max().item()
-        ok = diff < 1e-4 and abs(loss.item() - case["loss"].item()) < 1e-5
-        results.append(ok)
-        print(f"{attention}: max |logits(py) - logits(c++)| = {diff:.3g}, loss py {loss.item():.6f} "
-              f"c++ {case['loss'].item():.6f}: {'same' if ok else 'DIFFERENT'}")
+        results.append(same_as_cpp(attention, model, case))
     # An independent model (separate q, k, v, W1, W3; complex RoPE; explicit softmax), the
     # weights copied across from the fused layout.
     model = cs336_model.CS336TransformerLM(cfg)
@@ -57,16 +62,7 @@ def main():
     if left:
         print(f"weights the CS336 model did not take: {left}")
         return 1
-    with torch.no_grad():
-        logits = model(case["tokens"])
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                                 case["targets"].reshape(-1))
-    diff = (logits - case["logits"]).abs().max().item()
-    ok = diff < 1e-4 and abs(loss.item() - case["loss"].item()) < 1e-5
-    results.append(ok)
-    print(f"cs336 (separate q, k, v, w1, w3): max |logits(py) - logits(c++)| = {diff:.3g}, "
-          f"loss py {loss.item():.6f} c++ {case['loss'].item():.6f}: "
-          f"{'same' if ok else 'DIFFERENT'}")
+    results.append(same_as_cpp("cs336 (separate q, k, v, w1, w3)", model, case))
     return 0 if all(results) else 1
 
 
