@@ -10,14 +10,22 @@ using namespace mlir::tessel;
 
 namespace {
 
+/// Sees through broadcasts and sign extensions: `rows.to(i64)[:, None] * stride`
+/// (64-bit offsets into a tensor of 2^31 elements or more) reads the same block.
 Value skipBroadcast(Value v) {
-  while (auto broadcast = v.getDefiningOp<BroadcastOp>())
-    v = broadcast.getSrc();
-  return v;
+  while (true) {
+    if (auto broadcast = v.getDefiningOp<BroadcastOp>())
+      v = broadcast.getSrc();
+    else if (auto extend = v.getDefiningOp<arith::ExtSIOp>())
+      v = extend.getIn();
+    else
+      return v;
+  }
 }
 
 /// A kernel argument of the function holding `user`, or a constant.
 FailureOr<ArgOrConstant> matchScalar(Value v) {
+  v = skipBroadcast(v);
   ArgOrConstant result;
   APInt constant;
   if (matchPattern(v, m_ConstantInt(&constant))) {
@@ -56,10 +64,10 @@ FailureOr<std::pair<Value, int64_t>> matchRange(Value v) {
   return failure();
 }
 
-/// `expand_dims(r, axis)` -> r (1-D).
+/// `expand_dims(r, axis)` -> r (1-D, sign extensions skipped).
 Value matchExpand(Value v, int64_t axis) {
   auto expand = skipBroadcast(v).getDefiningOp<ExpandDimsOp>();
-  return expand && expand.getAxis() == axis ? expand.getSrc() : Value();
+  return expand && expand.getAxis() == axis ? skipBroadcast(expand.getSrc()) : Value();
 }
 
 /// `(r[:, None] < bound)` or `(c[None, :] < bound)` -> bound, for the given r / c.

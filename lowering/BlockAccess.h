@@ -4,7 +4,8 @@
 // cols[None, :]`, after canonicalisation)
 //   ptr  = base + (row + arange(M))[:, None] * stride + (col + arange(N))[None, :]
 //   mask = ((row + arange(M))[:, None] < rowBound) & ((col + arange(N))[None, :] < colBound)
-// reads the block [row, row + M) x [col, col + N) of a row-major matrix with rowBound
+// (indices may be sign-extended to i64 before the multiply) reads the block
+// [row, row + M) x [col, col + N) of a row-major matrix with rowBound
 // rows and colBound columns, zero outside. The bulk tensor copy engine (TMA) does exactly
 // that from a tensor map; base, stride and bounds must be kernel arguments (or
 // constants) so that the runtime can encode the map before the launch.
@@ -27,7 +28,7 @@ struct BlockAccess {
   int64_t baseArgument;  // the !tessel.ptr kernel argument
   ArgOrConstant rowStride; // elements from one row to the next
   ArgOrConstant rows, cols; // the matrix's bounds
-  Value row, col;        // i32 start of the block (null: 0)
+  Value row, col;        // i32 start of the block (null: 0; sign extensions skipped)
   int64_t blockRows, blockCols;
 };
 
