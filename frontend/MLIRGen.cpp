@@ -1,6 +1,7 @@
 //===- frontend/MLIRGen.cpp - the kernel function, the module, verification ===//
 #include "frontend/MLIRGen.h"
 #include "frontend/Gen.h"
+#include "dialect/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,8 +51,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::generate(const ast::Function &kerne
   unsigned errorsBefore = diags.errorCount();
   mlir::Location kernelLoc = loc(kernel.nameRange);
   mlir::OwningOpRef<mlir::ModuleOp> mod = mlir::ModuleOp::create(kernelLoc);
-  mod->getOperation()->setAttr("tessel.num_warps", b.getI32IntegerAttr(int32_t(spec.numWarps)));
-  mod->getOperation()->setAttr("tessel.num_stages", b.getI32IntegerAttr(int32_t(spec.numStages)));
+  mlir::tessel::setNumWarps(*mod, spec.numWarps);
+  mlir::tessel::setNumStages(*mod, spec.numStages);
 
   kernelScope_ = std::make_unique<Scope>();
   Scope &kernelScope = *kernelScope_;

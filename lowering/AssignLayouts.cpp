@@ -19,6 +19,7 @@
 // once, before the loop: mma.sync then reads A from registers (MmaLayout.h).
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/Target.h"
 #include "dialect/Layout.h"
 #include "lowering/MmaLayout.h"
 #include "lowering/WgmmaLayout.h"
@@ -161,22 +162,13 @@ struct TesselAssignLayoutsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    unsigned warps = numWarps;
-    if (warps == 0) {
-      if (auto attr = module->getAttrOfType<IntegerAttr>("tessel.num_warps"))
-        warps = attr.getInt();
-      else
-        warps = 4;
-    }
+    unsigned warps = numWarps ? unsigned(numWarps) : getNumWarps(module);
     if (warps == 0 || (warps & (warps - 1))) {
       module.emitError("num_warps must be a power of two, got ") << warps;
       return signalPassFailure();
     }
-    module->setAttr("tessel.num_warps",
-                    IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
-    arch = "";
-    if (auto attr = module->getAttrOfType<StringAttr>("tessel.arch"))
-      arch = attr.getValue();
+    setNumWarps(module, warps);
+    arch = Target::of(module).arch();
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(assign(func, warps)))
         return signalPassFailure();

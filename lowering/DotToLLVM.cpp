@@ -19,6 +19,7 @@
 // in place: no staging and no barriers here (-tessel-insert-barriers places them).
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/Target.h"
 #include "lowering/MmaLayout.h"
 #include "lowering/TileToLLVMUtils.h"
 #include "lowering/WgmmaLayout.h"
@@ -743,11 +744,10 @@ struct DotLowering : OpConversionPattern<DotOp> {
     Value scratch = getSharedMemoryBase(rewriter, loc);
     bool useMma = getMmaK(op) != 0 && isMmaAccumulatorLayout(*layout);
     bool tf32 = useMma && getElementTypeOrSelf(op.getA().getType()).isF32();
-    auto module = op->getParentOfType<ModuleOp>();
-    auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
+    Target target = Target::of(op);
     unsigned numWarps = layout->getRoot().getNumWarps();
-    bool hopper = arch && arch.getValue().starts_with("sm_90");
-    bool tf32Wgmma = arch && canUseTf32Wgmma(op, numWarps, arch.getValue()) &&
+    bool hopper = target.hasRoundToNearestTf32();
+    bool tf32Wgmma = canUseTf32Wgmma(op, numWarps, target.arch()) &&
                      layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(), numWarps);
     if (getWgmmaOperand(op.getA()) == kInterleavedOperand ||
         (getWgmmaOperand(op.getB()) == kInterleavedOperand && !(useMma && tf32)))
@@ -832,9 +832,7 @@ struct DotWaitLowering : OpConversionPattern<DotWaitOp> {
   LogicalResult matchAndRewrite(DotWaitOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> regs(adaptor.getSrc().begin(), adaptor.getSrc().end());
-    auto module = op->getParentOfType<ModuleOp>();
-    auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
-    if (arch && arch.getValue() == "sm_90a") {
+    if (Target::of(op).hasWgmma()) {
       // An async tf32 dot commits one group per K step (emitWgmmaTf32).
       unsigned pending = op.getPending();
       FailureOr<TileLayout> layout = TileLayout::get(op.getSrc().getType());

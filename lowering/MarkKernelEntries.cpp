@@ -1,4 +1,5 @@
 //===- MarkKernelEntries.cpp - make tessel kernels PTX entry points -------===//
+#include "dialect/Target.h"
 #include "lowering/Passes.h"
 
 namespace mlir::tessel {
@@ -7,6 +8,7 @@ namespace mlir::tessel {
 } // namespace mlir::tessel
 
 using namespace mlir;
+using namespace mlir::tessel;
 
 namespace {
 
@@ -15,12 +17,9 @@ namespace {
 /// when the kernel uses none.
 unsigned blocksBySharedMemory(ModuleOp module) {
   auto shared = module->getAttrOfType<IntegerAttr>("tessel.shared");
-  auto arch = module->getAttrOfType<StringAttr>("tessel.arch");
-  if (!shared || shared.getInt() <= 0 || !arch)
+  if (!shared || shared.getInt() <= 0)
     return 0;
-  int64_t perSM = arch.getValue().starts_with("sm_90") ? 233472   // 228 KB
-                  : arch.getValue() == "sm_80"         ? 167936   // 164 KB
-                                                       : 0;
+  int64_t perSM = Target::of(module).sharedBytesPerSM();
   return unsigned(perSM / (shared.getInt() + 1024));
 }
 
@@ -29,9 +28,7 @@ struct TesselMarkKernelEntriesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    unsigned threads = 128;
-    if (auto attr = module->getAttrOfType<IntegerAttr>("tessel.num_warps"))
-      threads = attr.getInt() * 32;
+    unsigned threads = getNumWarps(module) * 32;
     unsigned smemBlocks = blocksBySharedMemory(module);
     for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
       if (!func->hasAttr("tessel.kernel"))

@@ -13,6 +13,7 @@
 // runs fall back to a masked load and a shared store.
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/Target.h"
 #include "lowering/TileToLLVMUtils.h"
 #include "lowering/WgmmaLayout.h"
 
@@ -375,9 +376,7 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
     // A wgmma operand's buffer has wgmma's swizzled layout (WgmmaLayout.h); any other,
     // padded rows.
     StringRef wgmmaOperand = getWgmmaOperand(op.getDst());
-    unsigned numWarps = 4;
-    if (auto attr = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("tessel.num_warps"))
-      numWarps = attr.getInt();
+    unsigned numWarps = getNumWarps(op);
     for (unsigned i = 0, e = ptrs.size(); i < e; i += vector) {
       Value offset;
       if (!wgmmaOperand.empty()) {

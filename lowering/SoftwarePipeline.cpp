@@ -58,6 +58,7 @@
 // the slot it refills (docs/matmul.md).
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/Target.h"
 #include "lowering/Passes.h"
 #include "lowering/AxisInfo.h"
 #include "lowering/BlockAccess.h"
@@ -430,19 +431,11 @@ struct TesselSoftwarePipelinePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    unsigned stages = numStages;
-    if (stages == 0) {
-      auto attr = module->getAttrOfType<IntegerAttr>("tessel.num_stages");
-      stages = attr ? unsigned(attr.getInt()) : 1;
-    }
+    unsigned stages = numStages ? unsigned(numStages) : getNumStages(module);
     if (stages < 2)
       return;
-    unsigned numWarps = 0;
-    if (auto attr = module->getAttrOfType<IntegerAttr>("tessel.num_warps"))
-      numWarps = unsigned(attr.getInt());
-    StringRef arch;
-    if (auto attr = module->getAttrOfType<StringAttr>("tessel.arch"))
-      arch = attr.getValue();
+    unsigned numWarps = getNumWarps(module);
+    StringRef arch = Target::of(module).arch();
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
@@ -469,7 +462,7 @@ struct TesselSoftwarePipelinePass
     // mma.sync dots on targets with the bulk tensor engine whose result will take the
     // mma accumulator layout (the path that reads swizzled buffers).
     SmallVector<DotOp> mmaDots;
-    if (mmaPath && (arch == "sm_90" || arch == "sm_90a"))
+    if (mmaPath && Target(arch).hasBulkTensorCopies())
       for (DotOp dot : loop.getBody()->getOps<DotOp>())
         if (getMmaK(dot) != 0 && getPreferredDotLayout(dot, numWarps))
           mmaDots.push_back(dot);

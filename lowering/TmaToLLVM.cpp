@@ -19,6 +19,7 @@
 // `mbarrier.try_wait.parity`.
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/Target.h"
 #include "lowering/TileToLLVMUtils.h"
 #include "lowering/WgmmaLayout.h"
 
@@ -93,9 +94,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       return rewriter.notifyMatchFailure(op, "bulk copies write wgmma operand buffers only");
     int64_t rows = dst.getShape()[0], cols = dst.getShape()[1];
     int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
-    unsigned numWarps = 4;
-    if (auto attr = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>("tessel.num_warps"))
-      numWarps = unsigned(attr.getInt());
+    unsigned numWarps = getNumWarps(op);
     int64_t firstBox = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kFirstBoxAttr))
       firstBox = attr.getInt();

@@ -1,4 +1,5 @@
 //===- WgmmaLayout.cpp - when a dot runs on wgmma, and its shared layouts --===//
+#include "dialect/Target.h"
 #include "lowering/WgmmaLayout.h"
 #include "lowering/MmaLayout.h"
 #include "lowering/TileToLLVMUtils.h"
@@ -10,7 +11,7 @@ using namespace mlir::tessel;
 
 bool mlir::tessel::canUseWgmma(Type elementType, int64_t m, int64_t n, int64_t k,
                                unsigned numWarps, StringRef arch) {
-  if (arch != "sm_90a" || numWarps == 0 || numWarps % 4 != 0)
+  if (!Target(arch).hasWgmma() || numWarps == 0 || numWarps % 4 != 0)
     return false;
   if (!elementType.isBF16() && !elementType.isF16())
     return false;
@@ -27,7 +28,7 @@ bool mlir::tessel::canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
 }
 
 bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
-  if (arch != "sm_90a" || numWarps == 0 || numWarps % 4 != 0)
+  if (!Target(arch).hasWgmma() || numWarps == 0 || numWarps % 4 != 0)
     return false;
   auto a = dyn_cast<RankedTensorType>(dot.getA().getType());
   auto b = cast<ShapedType>(dot.getB().getType());
@@ -47,14 +48,13 @@ bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef a
 }
 
 bool mlir::tessel::runsOnRegisterWgmma(DotOp dot) {
-  auto module = dot->getParentOfType<ModuleOp>();
-  auto arch = module ? module->getAttrOfType<StringAttr>("tessel.arch") : StringAttr();
+  StringRef arch = Target::of(dot).arch();
   FailureOr<TileLayout> layout = TileLayout::get(dot.getType());
-  if (!arch || failed(layout) || !readsMmaOperandAFromRegisters(dot))
+  if (arch.empty() || failed(layout) || !readsMmaOperandAFromRegisters(dot))
     return false;
   unsigned numWarps = layout->getRoot().getNumWarps();
   StringRef bOperand = getWgmmaOperand(dot.getB());
-  return canUseRegisterWgmma(dot, numWarps, arch.getValue()) &&
+  return canUseRegisterWgmma(dot, numWarps, arch) &&
          layout->getRoot() == getWgmmaAccumulatorLayout(dot.getContext(), numWarps) &&
          (!isa<SharedType>(dot.getB().getType()) || bOperand == "b" ||
           bOperand == kSwizzledOperand);
@@ -67,7 +67,7 @@ BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,
 
 bool mlir::tessel::canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k,
                                    unsigned numWarps, StringRef arch) {
-  if (arch != "sm_90a" || numWarps == 0 || numWarps % 4 != 0)
+  if (!Target(arch).hasWgmma() || numWarps == 0 || numWarps % 4 != 0)
     return false;
   if (!getElementTypeOrSelf(dot.getA().getType()).isF32() || dot.getInputPrecision() != "tf32")
     return false;
