@@ -1,12 +1,12 @@
 //===- tools/tesselc/Options.cpp - tesselc's command line ------------------===//
 #include "tools/tesselc/Options.h"
 
-#include "llvm/Config/llvm-config.h"
-
 #include <cstdlib>
 #include <iostream>
 
 namespace tessel::tesselc {
+
+using compiler::Stage;
 
 const char *helpText() {
   return R"(OVERVIEW: tesselc - the Tessel kernel compiler
@@ -54,10 +54,6 @@ OPTIONS:
 )";
 }
 
-std::string versionText() {
-  return std::string("tesselc 0.1.0 (LLVM ") + LLVM_VERSION_STRING + ")";
-}
-
 static bool fail(const std::string &message) {
   std::cerr << "tesselc: error: " << message << "\n";
   return false;
@@ -72,22 +68,22 @@ static bool parseDefine(const std::string &text, Options &opts) {
   if (!value)
     return fail("-D " + name + ": '" + text.substr(eq + 1) +
                 "' is not an int, a float, True/False or a dtype");
-  for (auto &kv : opts.defines)
+  for (auto &kv : opts.compile.defines)
     if (kv.first == name) {
       kv.second = *value;
       return true;
     }
-  opts.defines.emplace_back(name, *value);
+  opts.compile.defines.emplace_back(name, *value);
   return true;
 }
 
 static bool parseEmit(const std::string &v, Options &opts) {
-  if (v == "ast") opts.emit = Emit::AST;
-  else if (v == "tessel") opts.emit = Emit::Tessel;
-  else if (v == "llvm-dialect") opts.emit = Emit::LLVMDialect;
-  else if (v == "llvm") opts.emit = Emit::LLVM;
-  else if (v == "ptx") opts.emit = Emit::PTX;
-  else if (v == "package") opts.emit = Emit::Package;
+  if (v == "ast") opts.compile.stage = Stage::AST;
+  else if (v == "tessel") opts.compile.stage = Stage::Tessel;
+  else if (v == "llvm-dialect") opts.compile.stage = Stage::LLVMDialect;
+  else if (v == "llvm") opts.compile.stage = Stage::LLVM;
+  else if (v == "ptx") opts.compile.stage = Stage::PTX;
+  else if (v == "package") opts.compile.stage = Stage::Package;
   else
     return fail("unknown --emit stage '" + v + "' (expected ast, tessel, llvm-dialect, llvm or ptx)");
   return true;
@@ -131,7 +127,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     } else if (a == "--json") {
       opts.json = true;
     } else if (a == "--specialize") {
-      opts.specialize = true;
+      opts.compile.specialize = true;
     } else if (a == "-o") {
       if (i + 1 >= argc) {
         fail("-o expects a file name");
@@ -160,7 +156,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         fail("unsupported --arch '" + v + "' (expected sm_80, sm_90 or sm_90a)");
         return std::nullopt;
       }
-      opts.arch = v;
+      opts.compile.arch = v;
     } else if (is("--tma") || is("--mma-tma")) {
       // Which dot operands the bulk tensor engine copies ("none": cp.async only).
       std::string flag = is("--tma") ? "--tma" : "--mma-tma";
@@ -170,7 +166,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         fail(flag + " must be a, b, ab or none");
         return std::nullopt;
       }
-      (flag == "--tma" ? opts.tmaOperands : opts.mmaTmaOperands) = v == "none" ? "" : v;
+      (flag == "--tma" ? opts.compile.tmaOperands : opts.compile.mmaTmaOperands) = v == "none" ? "" : v;
     } else if (is("--multicast-b")) {
       unsigned n = 0;
       if (!value("--multicast-b", v) || !parseUnsigned("--multicast-b", v, n))
@@ -179,13 +175,13 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         fail("--multicast-b must be 1, 2, 4 or 8");
         return std::nullopt;
       }
-      opts.multicastB = n;
+      opts.compile.multicastB = n;
     } else if (is("--no-async-dots")) {
-      opts.asyncDots = false;
+      opts.compile.asyncDots = false;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;
-      opts.kernels.push_back(v);
+      opts.compile.kernels.push_back(v);
     } else if (is("--num-warps")) {
       unsigned n = 0;
       if (!value("--num-warps", v) || !parseUnsigned("--num-warps", v, n))
@@ -194,7 +190,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         fail("--num-warps must be 1, 2, 4, 8, 16 or 32");
         return std::nullopt;
       }
-      opts.numWarps = n;
+      opts.compile.numWarps = n;
     } else if (is("--max-stages")) {
       unsigned n = 0;
       if (!value("--max-stages", v) || !parseUnsigned("--max-stages", v, n))
@@ -203,15 +199,15 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         fail("--max-stages must be at least 1");
         return std::nullopt;
       }
-      opts.maxStages = n;
+      opts.compile.maxStages = n;
     } else if (is("--error-limit")) {
-      if (!value("--error-limit", v) || !parseUnsigned("--error-limit", v, opts.errorLimit))
+      if (!value("--error-limit", v) || !parseUnsigned("--error-limit", v, opts.compile.errorLimit))
         return std::nullopt;
     } else if (is("--config")) {
       unsigned n = 0;
       if (!value("--config", v) || !parseUnsigned("--config", v, n))
         return std::nullopt;
-      opts.config = n;
+      opts.compile.config = n;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
       fail("unknown option '" + a + "' (see --help)");
       return std::nullopt;

@@ -1,20 +1,184 @@
-//===- tools/tesselc/tesselc.cpp - the Tessel compiler's entry point -------===//
-#include "tools/tesselc/Compile.h"
+//===- tools/tesselc/tesselc.cpp - the Tessel compiler's command line -----===//
+//
+// Reads the .tsl file, compiles it through the compiler library
+// (compiler/Compiler.h), prints the diagnostics, writes the package (or the
+// --emit stage) and reports what was compiled as a table or --json.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compiler.h"
+#include "runtime/FileUtil.h"
 #include "tools/tesselc/Options.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <map>
+#include <sstream>
+
+using namespace tessel;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "tesselc: error: " << message << "\n";
+  return 1;
+}
+
+/// Writes `text` to `path` ("" or "-": stdout).
+bool writeOutput(const std::string &path, const std::string &text) {
+  if (path.empty() || path == "-") {
+    std::cout << text << std::flush;
+    return true;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return bool(out);
+}
+
+/// FILE.tsl -> FILE.tslpkg, unless -o names one.
+std::string packagePath(const tesselc::Options &opts) {
+  if (!opts.output.empty())
+    return opts.output;
+  std::filesystem::path path(opts.input);
+  return path.replace_extension(".tslpkg").string();
+}
+
+/// The package's variant that `report` describes.
+const Variant &variantOf(const compiler::CompileResult &result, const compiler::VariantReport &report) {
+  const KernelInfo &kernel = result.package.kernel(report.kernel);
+  return kernel.variants[size_t(kernel.variantsOf(report.config)[report.specialised ? 1 : 0])];
+}
+
+/// One row per compiled variant.
+std::string reportTable(const compiler::CompileResult &result) {
+  std::ostringstream table;
+  table << std::left << std::setw(20) << "kernel" << std::setw(8) << "config" << std::setw(13)
+        << "variant" << std::setw(7) << "warps" << std::setw(8) << "stages" << std::setw(10)
+        << "shared" << std::setw(11) << "ptx lines" << "ms\n";
+  for (const compiler::VariantReport &v : result.variants) {
+    const Variant &variant = variantOf(result, v);
+    char ms[32];
+    std::snprintf(ms, sizeof(ms), "%.1f", v.ms);
+    table << std::left << std::setw(20) << v.kernel << std::setw(8) << v.config << std::setw(13)
+          << (v.specialised ? "divisible16" : "generic") << std::setw(7) << variant.numWarps
+          << std::setw(8) << variant.numStages << std::setw(10) << v.sharedBytes
+          << std::setw(11) << v.ptxLines << ms << "\n";
+  }
+  return table.str();
+}
+
+/// Kernels, their configurations and each configuration's two variants, for machines.
+Json reportJson(const tesselc::Options &opts, const std::string &output,
+                const compiler::CompileResult &result, double maxConfigMs) {
+  Json kernels = Json::array();
+  for (const KernelInfo &kernel : result.package.kernels) {
+    Json configs = Json::array();
+    for (int c = 0; c < kernel.configCount(); ++c) {
+      Json config = Json::object(), variants = Json::array();
+      double configMs = 0;
+      for (const compiler::VariantReport &v : result.variants) {
+        if (v.kernel != kernel.name || v.config != c)
+          continue;
+        const Variant &variant = variantOf(result, v);
+        Json entry = Json::object(), divisible = Json::array();
+        entry.set("variant", v.specialised ? "divisible16" : "generic");
+        for (const std::string &name : variant.divisibleBy16)
+          divisible.push(name);
+        entry.set("divisible_by_16", divisible);
+        entry.set("shared_bytes", v.sharedBytes);
+        entry.set("ptx_lines", int64_t(v.ptxLines));
+        entry.set("compile_ms", v.ms);
+        variants.push(entry);
+        configMs += v.ms;
+        config.set("index", int64_t(c));
+        config.set("constexprs", Json(variant.constexprs));
+        config.set("num_warps", int64_t(variant.numWarps));
+        config.set("num_stages", int64_t(variant.numStages));
+      }
+      config.set("compile_ms", configMs);
+      config.set("variants", variants);
+      configs.push(config);
+    }
+    Json entry = Json::object();
+    entry.set("name", kernel.name);
+    entry.set("configs", configs);
+    kernels.push(entry);
+  }
+  Json summary = Json::object();
+  summary.set("input", opts.input);
+  summary.set("output", output);
+  summary.set("arch", opts.compile.arch);
+  summary.set("kernels", kernels);
+  summary.set("configurations", int64_t(result.variants.size() / 2));
+  summary.set("max_config_ms", maxConfigMs);
+  summary.set("total_ms", result.totalMs);
+  return summary;
+}
+
+int compileFile(const tesselc::Options &opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(opts.input, ec))
+    return fail("'" + opts.input + "' is a directory, not a .tsl file");
+  std::string source;
+  try {
+    source = readFile(opts.input);
+  } catch (const std::exception &) {
+    return fail("cannot read '" + opts.input + "'");
+  }
+  compiler::CompileResult result = compiler::compile(source, opts.input, opts.compile);
+  std::cerr << result.diagnostics;
+  if (!result.ok)
+    return 1;
+  if (opts.compile.stage != compiler::Stage::Package)
+    return writeOutput(opts.output, result.text) ? 0 : fail("cannot write '" + opts.output + "'");
+
+  std::string output = packagePath(opts);
+  // `-o -`: the package goes to stdout, so the report goes to stderr.
+  bool toStdout = output == "-";
+  try {
+    if (toStdout) {
+      result.package.validate();
+      std::cout << result.package.serialize() << std::flush;
+    } else {
+      result.package.save(output);
+    }
+  } catch (const std::exception &e) {
+    return fail(std::string("cannot write the package: ") + e.what());
+  }
+  std::map<std::pair<std::string, int>, double> configMs;
+  double maxConfigMs = 0;
+  for (const compiler::VariantReport &v : result.variants)
+    maxConfigMs = std::max(maxConfigMs, configMs[{v.kernel, v.config}] += v.ms);
+  std::ostream &report = toStdout ? std::cerr : std::cout;
+  if (opts.json) {
+    report << reportJson(opts, output, result, maxConfigMs).pretty() << "\n";
+    return 0;
+  }
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "wrote %s: %zu kernel(s), %zu configuration(s), %.0f ms in all, "
+                "slowest configuration %.0f ms\n",
+                toStdout ? "the package to stdout" : output.c_str(),
+                result.package.kernels.size(), configMs.size(), result.totalMs, maxConfigMs);
+  report << reportTable(result) << line;
+  return 0;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
-  auto opts = tessel::tesselc::parseOptions(argc, argv);
+  auto opts = tesselc::parseOptions(argc, argv);
   if (!opts)
     return 2;
   if (opts->help) {
-    std::cout << tessel::tesselc::helpText();
+    std::cout << tesselc::helpText();
     return 0;
   }
   if (opts->version) {
-    std::cout << tessel::tesselc::versionText() << "\n";
+    std::cout << compiler::versionText() << "\n";
     return 0;
   }
-  return tessel::tesselc::run(*opts);
+  return compileFile(*opts);
 }

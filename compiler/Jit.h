@@ -1,8 +1,8 @@
-//===- runtime/Jit.h - compile .tsl source in process, cached on disk ------===//
+//===- compiler/Jit.h - compile .tsl source in process, cached on disk -----===//
 //
 // Available when the program is built with the compiler (library TesselJit). Compiles a
-// kernel source (a file or a string) with the given constexprs through the same driver
-// as tesselc, in process, and keeps the package under
+// kernel source (a file or a string) with the given constexprs through the compiler
+// library (compiler/Compiler.h), in memory, and keeps the package under
 //   $TESSEL_CACHE_DIR/jit/<hash>.tslpkg          (default ~/.cache/tessel)
 // keyed by the source text, the constexprs, the arch and the compiler version, so a
 // second process (or a second call) compiles nothing. Cache files are written atomically;
@@ -12,8 +12,8 @@
 //   tessel::TunedKernel k = tessel::TunedKernel::load(pkg, "softmax");
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_JIT_H
-#define TESSEL_RUNTIME_JIT_H
+#ifndef TESSEL_COMPILER_JIT_H
+#define TESSEL_COMPILER_JIT_H
 
 #include "runtime/Package.h"
 
@@ -39,7 +39,7 @@ struct JitStats {
 };
 
 /// Compiles (or finds in the cache) the kernels of a .tsl file. Throws tessel::Error
-/// with the compiler's diagnostics when the source does not compile.
+/// whose message holds the compiler's diagnostics when the source does not compile.
 Package jitFile(const std::string &path, const JitOptions &options = {});
 /// The same for source text; `name` stands for the file name in diagnostics.
 Package jitSource(std::string_view source, std::string_view name,
@@ -51,4 +51,4 @@ JitStats jitStats();
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_JIT_H
+#endif // TESSEL_COMPILER_JIT_H

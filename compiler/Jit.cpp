@@ -1,26 +1,23 @@
-//===- runtime/Jit.cpp - in-process compilation with a disk cache ---------===//
-#include "runtime/Jit.h"
+//===- compiler/Jit.cpp - in-process compilation with a disk cache --------===//
+#include "compiler/Jit.h"
 
+#include "compiler/Compiler.h"
 #include "frontend/ConstEval.h"
 #include "runtime/Error.h"
 #include "runtime/FileUtil.h"
 #include "runtime/Hash.h"
-#include "tools/tesselc/Compile.h"
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <unistd.h>
 
 namespace tessel {
 namespace {
 
 std::atomic<int64_t> compiles{0}, cacheHits{0};
-// One compilation at a time: each builds its own MLIR context, but the driver's
-// diagnostics go to the process's stderr.
+// One compilation at a time (a thread that waited finds what the first one compiled).
 std::mutex compileMutex;
 
 std::string cacheDirOf(const JitOptions &options) {
@@ -32,10 +29,9 @@ std::string cacheDirOf(const JitOptions &options) {
   return std::string(home && *home ? home : "/tmp") + "/.cache/tessel";
 }
 
-tesselc::Options driverOptions(const JitOptions &options) {
-  tesselc::Options o;
+compiler::CompileOptions compileOptions(const JitOptions &options) {
+  compiler::CompileOptions o;
   o.arch = options.arch;
-  o.quiet = true;
   for (const auto &[name, text] : options.defines) {
     std::optional<frontend::ConstValue> value = frontend::parseConstValue(text);
     if (!value)
@@ -46,21 +42,18 @@ tesselc::Options driverOptions(const JitOptions &options) {
   return o;
 }
 
-/// Compiles `input` (a file) into the cache entry `cachePath`.
-Package compileInto(const std::string &input, std::string_view name, const std::string &cachePath,
+/// Compiles `source` in memory and publishes the package as the cache entry `cachePath`.
+Package compileInto(std::string_view source, std::string_view name, const std::string &cachePath,
                     const JitOptions &options) {
-  tesselc::Options o = driverOptions(options);
-  o.input = input;
-  o.output = cachePath + ".tmp-" + std::to_string(::getpid());
-  if (tesselc::run(o) != 0) {
-    std::remove(o.output.c_str());
-    throw Error("jit: compiling '" + std::string(name) + "' failed (diagnostics above, on stderr)");
-  }
-  Package package = Package::load(o.output);
-  // Publish atomically: concurrent processes see the old entry or the new one, whole.
-  std::filesystem::rename(o.output, cachePath);
+  compiler::CompileResult result = compiler::compile(source, name, compileOptions(options));
+  if (!result.ok)
+    throw Error("jit: compiling '" + std::string(name) + "' failed:\n" + result.diagnostics);
+  // Written atomically: concurrent processes see the old entry or the new one, whole.
+  std::filesystem::create_directories(std::filesystem::path(cachePath).parent_path());
+  result.package.save(cachePath);
+  result.package.origin = cachePath;
   ++compiles;
-  return package;
+  return std::move(result.package);
 }
 
 std::optional<Package> lookup(const std::string &cachePath) {
@@ -85,7 +78,7 @@ std::string jitCachePath(std::string_view source, const JitOptions &options) {
   for (const auto &[name, value] : options.defines)
     hash = fnv1a(name + "=" + value + ";", hash);
   hash = fnv1a("arch=" + options.arch + ";", hash);
-  hash = fnv1a(tesselc::versionText(), hash);
+  hash = fnv1a(compiler::versionText(), hash);
   return cacheDirOf(options) + "/jit/" + toHex16(hash) + ".tslpkg";
 }
 
@@ -94,30 +87,14 @@ Package jitSource(std::string_view source, std::string_view name, const JitOptio
   if (std::optional<Package> cached = lookup(cachePath))
     return *cached;
   std::lock_guard<std::mutex> lock(compileMutex);
-  std::filesystem::create_directories(std::filesystem::path(cachePath).parent_path());
-  // The driver reads files: hand it the text through a private one named like the source.
-  std::string input = cachePath + ".src-" + std::to_string(::getpid()) + "-" +
-                      std::filesystem::path(std::string(name)).filename().string();
-  writeFileAtomic(input, source);
-  try {
-    Package package = compileInto(input, name, cachePath, options);
-    std::remove(input.c_str());
-    return package;
-  } catch (...) {
-    std::remove(input.c_str());
-    throw;
-  }
+  if (std::optional<Package> cached = lookup(cachePath))
+    return *cached;
+  return compileInto(source, name, cachePath, options);
 }
 
 Package jitFile(const std::string &path, const JitOptions &options) {
-  std::string source = readFile(path);
-  std::string cachePath = jitCachePath(source, options);
-  if (std::optional<Package> cached = lookup(cachePath))
-    return *cached;
-  std::lock_guard<std::mutex> lock(compileMutex);
-  std::filesystem::create_directories(std::filesystem::path(cachePath).parent_path());
-  // Compiled from the file itself, so diagnostics name it.
-  return compileInto(path, path, cachePath, options);
+  // Compiled under the file's own name, so diagnostics name it.
+  return jitSource(readFile(path), path, options);
 }
 
 JitStats jitStats() { return JitStats{compiles.load(), cacheHits.load()}; }

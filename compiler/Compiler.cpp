@@ -1,0 +1,242 @@
+//===- compiler/Compiler.cpp - source to package, in memory ---------------===//
+//
+// Parse, pick the kernels, check the -D names, resolve each kernel's
+// configurations, and compile every configuration into two variants (generic,
+// and specialised for divisibility by 16), or one stage of one configuration.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compiler.h"
+
+#include "compiler/VariantCompiler.h"
+#include "frontend/ASTPrinter.h"
+#include "frontend/Parser.h"
+#include "runtime/Hash.h"
+
+#include "llvm/Config/llvm-config.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <sstream>
+
+namespace tessel::compiler {
+
+namespace fe = tessel::frontend;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+size_t countLines(const std::string &text) {
+  return size_t(std::count(text.begin(), text.end(), '\n'));
+}
+
+Json constToJson(const fe::ConstValue &v) {
+  switch (v.kind) {
+  case fe::ConstValue::Kind::Int: return Json(int64_t(v.intValue));
+  case fe::ConstValue::Kind::Float: return Json(v.floatValue);
+  case fe::ConstValue::Kind::Bool: return Json(v.intValue != 0);
+  case fe::ConstValue::Kind::DType: return Json(std::string(fe::dtypeName(v.dtype)));
+  case fe::ConstValue::Kind::String: return Json(v.text);
+  case fe::ConstValue::Kind::None: return Json();
+  }
+  return Json();
+}
+
+/// The kernels named in the options (every @kernel when none is), or none after an error.
+std::vector<const fe::ast::Function *> selectKernels(const fe::ast::Module &module,
+                                                     const CompileOptions &options,
+                                                     fe::DiagnosticEngine &diags) {
+  std::vector<const fe::ast::Function *> kernels;
+  if (options.kernels.empty()) {
+    for (const auto &fn : module.functions)
+      if (fn->kind == fe::ast::FunctionKind::Kernel)
+        kernels.push_back(fn.get());
+    if (kernels.empty())
+      diags.error(fe::SourceRange(), "no @kernel function in the file");
+    return kernels;
+  }
+  for (const std::string &name : options.kernels) {
+    const fe::ast::Function *fn = module.function(name);
+    if (fn && fn->kind == fe::ast::FunctionKind::Kernel) {
+      kernels.push_back(fn);
+      continue;
+    }
+    std::string known;
+    for (const auto &f : module.functions)
+      if (f->kind == fe::ast::FunctionKind::Kernel)
+        known += (known.empty() ? "" : ", ") + f->name;
+    diags.error(fe::SourceRange(), "--kernel " + name + ": no such @kernel (the file has: " +
+                                       (known.empty() ? "none" : known) + ")");
+  }
+  return kernels;
+}
+
+/// A -D that no selected kernel has as a constexpr is an error (a typo would otherwise
+/// compile the defaults silently).
+void checkDefinesAreUsed(const std::vector<const fe::ast::Function *> &kernels,
+                         const CompileOptions &options, fe::DiagnosticEngine &diags) {
+  for (const auto &[name, value] : options.defines) {
+    bool used = false;
+    for (const fe::ast::Function *k : kernels)
+      if (const fe::ast::Param *p = k->param(name); p && p->kind == fe::ast::ParamKind::Constexpr)
+        used = true;
+    if (!used)
+      diags.error(fe::SourceRange(), "-D " + name + ": no compiled kernel has a constexpr "
+                                     "parameter named '" + name + "'");
+  }
+}
+
+/// The kernel's configurations after -D, without those over maxStages (an error when
+/// none is left).
+std::optional<std::vector<fe::Specialization>>
+resolveKernelConfigs(const fe::ast::Function &kernel, const CompileOptions &options,
+                     fe::DiagnosticEngine &diags) {
+  auto configs = fe::resolveConfigs(kernel, options.defines, options.numWarps, diags);
+  if (!configs || options.maxStages == 0)
+    return configs;
+  configs->erase(std::remove_if(configs->begin(), configs->end(),
+                                [&](const fe::Specialization &spec) {
+                                  return spec.numStages > options.maxStages;
+                                }),
+                 configs->end());
+  if (configs->empty()) {
+    diags.error(kernel.nameRange, "--max-stages " + std::to_string(options.maxStages) +
+                                      " leaves no configuration of kernel '" + kernel.name + "'");
+    return std::nullopt;
+  }
+  return configs;
+}
+
+/// One stage of the chosen configuration of each kernel, concatenated.
+std::string emitStage(const std::vector<const fe::ast::Function *> &kernels,
+                      const CompileOptions &options, VariantCompiler &compiler,
+                      fe::DiagnosticEngine &diags) {
+  std::string text;
+  for (const fe::ast::Function *kernel : kernels) {
+    auto configs = resolveKernelConfigs(*kernel, options, diags);
+    if (!configs)
+      continue;
+    if (options.config >= configs->size()) {
+      diags.error(kernel->nameRange, "--config " + std::to_string(options.config) +
+                                         ": kernel '" + kernel->name + "' has " +
+                                         std::to_string(configs->size()) + " configuration(s)");
+      continue;
+    }
+    fe::Specialization spec = (*configs)[options.config];
+    if (options.specialize)
+      spec.divisibleBy16 = divisibleParams(*kernel, spec);
+    VariantOutput v = compiler.compile(*kernel, spec, options.stage);
+    if (v.ok)
+      text += v.text;
+  }
+  return text;
+}
+
+/// The kernel's package entry: its signature, autotuning data and every variant.
+KernelInfo compileKernel(const fe::ast::Function &kernel,
+                         const std::vector<fe::Specialization> &configs,
+                         const CompileOptions &options, VariantCompiler &compiler,
+                         fe::DiagnosticEngine &diags, std::vector<VariantReport> &report) {
+  KernelInfo info;
+  info.name = kernel.name;
+  for (const fe::ast::Param &p : kernel.params)
+    if (p.kind == fe::ast::ParamKind::Constexpr)
+      info.constexprParams.push_back(p.name);
+  if (kernel.autotune) {
+    info.autotuneKey = kernel.autotune->key;
+    // Evaluated by the runtime at launch, when the key values are known.
+    if (kernel.autotune->prune)
+      info.autotunePrune = fe::exprToString(*kernel.autotune->prune);
+  }
+  for (size_t c = 0; c < configs.size(); ++c) {
+    Json constexprs = Json::object();
+    for (const auto &[name, value] : configs[c].constexprs)
+      constexprs.set(name, constToJson(value));
+    for (int specialised = 0; specialised < 2; ++specialised) {
+      Clock::time_point start = Clock::now();
+      fe::Specialization spec = configs[c];
+      if (specialised)
+        spec.divisibleBy16 = divisibleParams(kernel, spec);
+      VariantOutput out = compiler.compile(kernel, spec, Stage::Package);
+      if (!out.ok)
+        break;
+      if (info.params.empty() && info.variants.empty())
+        info.params = out.params;
+      else if (!(out.params == info.params))
+        diags.error(kernel.nameRange, "the configurations of kernel '" + kernel.name +
+                                          "' give different runtime signatures");
+      Variant v;
+      v.config = int(c);
+      v.constexprs = constexprs.asObject();
+      v.numWarps = int(spec.numWarps);
+      v.numStages = int(spec.numStages);
+      v.sharedBytes = out.sharedBytes;
+      v.arch = options.arch;
+      v.entry = kernel.name;
+      v.divisibleBy16.assign(spec.divisibleBy16.begin(), spec.divisibleBy16.end());
+      v.tensorMaps = out.tensorMaps;
+      report.push_back(VariantReport{kernel.name, int(c), specialised != 0, out.sharedBytes,
+                                     countLines(out.ptx), msSince(start)});
+      v.ptx = std::move(out.ptx);
+      v.tesselIR = std::move(out.tesselIR);
+      info.variants.push_back(std::move(v));
+    }
+  }
+  return info;
+}
+
+} // namespace
+
+std::string versionText() {
+  return std::string("tesselc 0.1.0 (LLVM ") + LLVM_VERSION_STRING + ")";
+}
+
+CompileResult compile(std::string_view source, std::string_view fileName,
+                      const CompileOptions &options) {
+  CompileResult result;
+  Clock::time_point start = Clock::now();
+  fe::SourceFile file{std::string(fileName), std::string(source)};
+  fe::DiagnosticEngine diags(file, options.errorLimit);
+  auto finish = [&]() -> CompileResult {
+    std::ostringstream rendered;
+    diags.flush(rendered);
+    diags.printSummary(rendered);
+    result.diagnostics = rendered.str();
+    result.ok = !diags.hasErrors();
+    result.totalMs = msSince(start);
+    return std::move(result);
+  };
+  fe::ast::Module module = fe::parseModule(file, diags);
+  if (diags.hasErrors())
+    return finish();
+  if (options.stage == Stage::AST) {
+    result.text = fe::printAST(module);
+    return finish();
+  }
+  std::vector<const fe::ast::Function *> kernels = selectKernels(module, options, diags);
+  if (!diags.hasErrors())
+    checkDefinesAreUsed(kernels, options, diags);
+  if (diags.hasErrors())
+    return finish();
+
+  VariantCompiler compiler(options, diags, module);
+  if (options.stage != Stage::Package) {
+    result.text = emitStage(kernels, options, compiler, diags);
+    return finish();
+  }
+  result.package.compiler = versionText();
+  result.package.source = std::string(fileName);
+  result.package.sourceHash = fnv1aHex(file.text());
+  for (const fe::ast::Function *kernel : kernels)
+    if (auto configs = resolveKernelConfigs(*kernel, options, diags))
+      result.package.kernels.push_back(
+          compileKernel(*kernel, *configs, options, compiler, diags, result.variants));
+  return finish();
+}
+
+} // namespace tessel::compiler
