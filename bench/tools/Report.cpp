@@ -2,6 +2,8 @@
 
 #include "bench/tools/Report.h"
 
+#include "runtime/Json.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -119,70 +121,29 @@ std::string formatTable(const std::vector<Record> &records, const std::vector<Co
   return out.str();
 }
 
-static std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20) {
-        char buffer[8];
-        std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-        out += buffer;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  return out + "\"";
-}
-
-static std::string jsonValue(const Value &value) {
-  if (std::holds_alternative<std::monostate>(value))
-    return "null";
+static Json jsonValue(const Value &value) {
   if (const auto *i = std::get_if<int64_t>(&value))
-    return std::to_string(*i);
-  if (const auto *d = std::get_if<double>(&value)) {
-    if (!std::isfinite(*d))
-      return "null";
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%.17g", *d);
-    return buffer;
-  }
-  return jsonString(std::get<std::string>(value));
+    return Json(*i);
+  if (const auto *d = std::get_if<double>(&value))
+    return Json(*d); // non-finite: null
+  if (const auto *text = std::get_if<std::string>(&value))
+    return Json(*text);
+  return Json();
 }
 
-static void writeObject(std::ostream &out, const Record &record, const std::string &indent) {
-  out << "{";
-  bool first = true;
-  for (const auto &[key, value] : record.fields()) {
-    out << (first ? "\n" : ",\n") << indent << "  " << jsonString(key) << ": " << jsonValue(value);
-    first = false;
-  }
-  out << (first ? "}" : "\n" + indent + "}");
+static Json jsonObject(const Record &record) {
+  Json object = Json::object();
+  for (const auto &[key, value] : record.fields())
+    object.set(key, jsonValue(value));
+  return object;
 }
 
 void writeJson(std::ostream &out, const Record &meta, const std::vector<Record> &records) {
-  out << "{\n";
-  for (const auto &[key, value] : meta.fields())
-    out << "  " << jsonString(key) << ": " << jsonValue(value) << ",\n";
-  out << "  \"results\": [";
-  for (size_t i = 0; i < records.size(); ++i) {
-    out << (i ? ",\n    " : "\n    ");
-    writeObject(out, records[i], "    ");
-  }
-  out << (records.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  Json document = jsonObject(meta), results = Json::array();
+  for (const Record &record : records)
+    results.push(jsonObject(record));
+  document.set("results", std::move(results));
+  out << document.pretty() << "\n";
 }
 
 static std::string csvField(const std::string &text) {
@@ -208,7 +169,7 @@ void writeCsv(std::ostream &out, const std::vector<Record> &records) {
       const Value *v = record.get(keys[k]);
       std::string text;
       if (v && std::holds_alternative<double>(*v))
-        text = jsonValue(*v) == "null" ? "" : jsonValue(*v);
+        text = std::isfinite(std::get<double>(*v)) ? jsonValue(*v).dump() : "";
       else if (v)
         text = formatValue(*v);
       out << (k ? "," : "") << csvField(text);
