@@ -16,6 +16,7 @@
 // (this program re-executed with --phase warm).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <algorithm>
@@ -189,29 +190,16 @@ void measure(Driver &driver, const Options &o, Timing &timing,
 }
 
 Package noopPackage(const std::string &ptx) {
-  Package package;
-  package.origin = "noop.tslpkg";
-  KernelInfo kernel;
-  kernel.name = "noop";
-  kernel.params = {{"out", ParamKind::Pointer, DType::F32},
-                   {"x", ParamKind::Pointer, DType::F32},
-                   {"n", ParamKind::Scalar, DType::I32},
-                   {"alpha", ParamKind::Scalar, DType::F32}};
-  kernel.constexprParams = {"BLOCK"};
-  kernel.autotuneKey = {"n"};
-  for (int c = 0; c < 2; ++c) {
-    Variant v;
-    v.config = c;
-    v.constexprs = {{"BLOCK", Json(128 << c)}};
-    v.numWarps = 4 << c;
-    v.arch = "sm_80";
-    v.entry = "noop";
-    v.ptx = ptx;
-    kernel.variants.push_back(v);
-  }
-  package.kernels.push_back(kernel);
-  package.validate();
-  return package;
+  PackageBuilder builder("noop.tslpkg");
+  builder.kernel("noop",
+                 {{"out", ParamKind::Pointer, DType::F32},
+                  {"x", ParamKind::Pointer, DType::F32},
+                  {"n", ParamKind::Scalar, DType::I32},
+                  {"alpha", ParamKind::Scalar, DType::F32}},
+                 {"BLOCK"}, {"n"});
+  for (int c = 0; c < 2; ++c)
+    builder.variant("noop", ptx, {{"BLOCK", Json(128 << c)}}).numWarps = 4 << c;
+  return builder.build();
 }
 
 Json launchOverhead(const Options &o) {

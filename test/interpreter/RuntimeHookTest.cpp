@@ -3,6 +3,7 @@
 
 #include "runtime/Interpret.h"
 #include "runtime/Kernel.h"
+#include "runtime/PackageBuilder.h"
 
 #include <vector>
 
@@ -12,23 +13,16 @@ using namespace tessel::interp;
 namespace {
 
 Package addPackage() {
-  Package package;
-  package.compiler = "test";
-  KernelInfo kernel;
-  kernel.name = "add";
-  kernel.params = {{"x", ParamKind::Pointer, DType::F32},
-                   {"y", ParamKind::Pointer, DType::F32},
-                   {"out", ParamKind::Pointer, DType::F32},
-                   {"n", ParamKind::Scalar, DType::I32}};
-  Variant variant;
+  PackageBuilder builder("add.tslpkg", "test");
+  builder.kernel("add", {{"x", ParamKind::Pointer, DType::F32},
+                         {"y", ParamKind::Pointer, DType::F32},
+                         {"out", ParamKind::Pointer, DType::F32},
+                         {"n", ParamKind::Scalar, DType::I32}});
+  Variant &variant = builder.variant("add", "// not used by the interpreter\n");
   variant.arch = "sm_90";
-  variant.entry = "add";
-  variant.ptx = "// not used by the interpreter\n";
   variant.tesselIR = test::kVectorAdd;
-  kernel.variants.push_back(variant);
-  package.kernels.push_back(kernel);
   // Through the file format: "tessel_ir" survives serialisation.
-  return Package::parse(package.serialize(), "add.tslpkg");
+  return Package::parse(builder.build().serialize(), "add.tslpkg");
 }
 
 InterpretLaunch launchOf(const Package &package, int64_t gridX, const std::vector<Arg> &args) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "UseFakeDriver.h"
 
+#include "runtime/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -31,33 +32,24 @@ constexpr int kWarmup = 2, kRepeats = 5;
 /// 50, 20, 30 us per launch; BLOCK=1024 needs more shared memory than the
 /// device has. Config 1 (BLOCK=256) is the fastest that runs.
 Package incPackage(int slowest = 50) {
-  Package package;
-  package.origin = "inc.tslpkg";
-  KernelInfo kernel;
-  kernel.name = "inc";
-  kernel.params = {{"out", ParamKind::Pointer, DType::I32},
-                   {"x", ParamKind::Pointer, DType::F32},
-                   {"n", ParamKind::Scalar, DType::I32}};
-  kernel.constexprParams = {"BLOCK"};
-  kernel.autotuneKey = {"n"};
+  PackageBuilder builder("inc.tslpkg");
+  builder.kernel("inc",
+                 {{"out", ParamKind::Pointer, DType::I32},
+                  {"x", ParamKind::Pointer, DType::F32},
+                  {"n", ParamKind::Scalar, DType::I32}},
+                 {"BLOCK"}, {"n"});
   int times[] = {slowest, 20, 30, 10};
   for (int c = 0; c < 4; ++c) {
-    Variant v;
-    v.config = c;
     int block = 128 << c;
-    v.constexprs = {{"BLOCK", Json(block)}};
-    v.numWarps = 4;
-    v.sharedBytes = c == 3 ? 300000 : 0;
-    v.arch = "sm_80";
-    v.entry = "inc_" + std::to_string(block);
-    v.ptx = ".version 8.0\n// params 3\n// increments param 0\n// time_us " +
-            std::to_string(times[c]) + "\n.visible .entry " + v.entry +
-            "(...)\n{\n ret;\n}\n";
-    kernel.variants.push_back(v);
+    std::string entry = "inc_" + std::to_string(block);
+    builder.variant(entry,
+                    ".version 8.0\n// params 3\n// increments param 0\n// time_us " +
+                        std::to_string(times[c]) + "\n.visible .entry " + entry +
+                        "(...)\n{\n ret;\n}\n",
+                    {{"BLOCK", Json(block)}})
+        .sharedBytes = c == 3 ? 300000 : 0;
   }
-  package.kernels.push_back(kernel);
-  package.validate();
-  return package;
+  return builder.build();
 }
 
 std::string makeTempDir() {

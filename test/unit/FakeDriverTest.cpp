@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "UseFakeDriver.h"
 
+#include "runtime/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -25,44 +26,33 @@ std::string ptxFor(const std::string &entry, const std::string &extra = "") {
          ".visible .entry " + entry + "(...)\n{\n  ret;\n}\n";
 }
 
-Variant variant(int config, std::string entry, std::vector<std::string> div,
-                int warps = 4, int64_t shared = 64, std::string arch = "sm_80",
-                std::string extraPtx = "") {
-  Variant v;
-  v.config = config;
-  v.constexprs = {{"BLOCK", Json(128 << config)}};
-  v.numWarps = warps;
-  v.sharedBytes = shared;
-  v.arch = std::move(arch);
-  v.entry = entry;
-  v.divisibleBy16 = std::move(div);
-  v.ptx = ptxFor(entry, extraPtx);
-  return v;
-}
-
 /// Configs: 0 generic + specialised, 1 needs 100000 B shared (opt-in),
 /// 2 needs 300000 B (too much), 3 sm_100a only, 4 too many registers.
 Package fakePackage() {
-  Package package;
-  package.origin = "fake.tslpkg";
-  KernelInfo kernel;
-  kernel.name = "k";
-  kernel.params = {{"out", ParamKind::Pointer, DType::F32},
-                   {"n", ParamKind::Scalar, DType::I32},
-                   {"scale", ParamKind::Scalar, DType::F32},
-                   {"big", ParamKind::Scalar, DType::I64}};
-  kernel.constexprParams = {"BLOCK"};
-  kernel.variants = {
-      variant(0, "k_generic", {}),
-      variant(0, "k_spec", {"out", "n"}),
-      variant(1, "k_big", {}, 4, 100000),
-      variant(2, "k_huge", {}, 4, 300000),
-      variant(3, "k_blackwell", {}, 4, 64, "sm_100a"),
-      variant(4, "k_regs", {}, 16, 64, "sm_80", "// regs 255\n"),
+  PackageBuilder builder("fake.tslpkg");
+  builder.kernel("k",
+                 {{"out", ParamKind::Pointer, DType::F32},
+                  {"n", ParamKind::Scalar, DType::I32},
+                  {"scale", ParamKind::Scalar, DType::F32},
+                  {"big", ParamKind::Scalar, DType::I64}},
+                 {"BLOCK"});
+  auto variant = [&](int config, std::string entry, std::vector<std::string> div,
+                     int warps = 4, int64_t shared = 64, std::string arch = "sm_80",
+                     std::string extraPtx = "") {
+    Variant &v = builder.variant(entry, ptxFor(entry, extraPtx),
+                                 {{"BLOCK", Json(128 << config)}}, config);
+    v.numWarps = warps;
+    v.sharedBytes = shared;
+    v.arch = std::move(arch);
+    v.divisibleBy16 = std::move(div);
   };
-  package.kernels.push_back(kernel);
-  package.validate();
-  return package;
+  variant(0, "k_generic", {});
+  variant(0, "k_spec", {"out", "n"});
+  variant(1, "k_big", {}, 4, 100000);
+  variant(2, "k_huge", {}, 4, 300000);
+  variant(3, "k_blackwell", {}, 4, 64, "sm_100a");
+  variant(4, "k_regs", {}, 16, 64, "sm_80", "// regs 255\n");
+  return builder.build();
 }
 
 class FakeDriver : public ::testing::Test {

@@ -14,25 +14,22 @@
 #ifndef TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
 #define TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
 
+#include "runtime/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 namespace tessel::test {
 
 inline Package scaleAddPackage(const std::string &ptxPath, bool restore = true) {
   std::string ptx = readFile(ptxPath);
-  Package package;
-  package.origin = "scale_add.tslpkg";
-  package.compiler = "nvcc (test data)";
-  KernelInfo kernel;
-  kernel.name = "scale_add";
-  kernel.params = {{"out", ParamKind::Pointer, DType::F32},
-                   {"x", ParamKind::Pointer, DType::F32},
-                   {"n", ParamKind::Scalar, DType::I32},
-                   {"alpha", ParamKind::Scalar, DType::F32}};
-  kernel.constexprParams = {"ELEMS"};
-  kernel.autotuneKey = {"n"};
+  PackageBuilder builder("scale_add.tslpkg", "nvcc (test data)");
+  builder.kernel("scale_add",
+                 {{"out", ParamKind::Pointer, DType::F32},
+                  {"x", ParamKind::Pointer, DType::F32},
+                  {"n", ParamKind::Scalar, DType::I32},
+                  {"alpha", ParamKind::Scalar, DType::F32}},
+                 {"ELEMS"}, {"n"});
   if (restore)
-    kernel.autotuneRestore = {"out"};
+    builder.current().autotuneRestore = {"out"};
   struct Spec {
     const char *entry;
     int elems, warps;
@@ -43,21 +40,12 @@ inline Package scaleAddPackage(const std::string &ptxPath, bool restore = true) 
                         {"scale_add_4", 4, 4, 0},
                         {"scale_add_8", 8, 4, int64_t(1) << 30},
                         {"scale_add_8", 8, 2, 0}};
-  int config = 0;
   for (const Spec &spec : specs) {
-    Variant v;
-    v.config = config++;
-    v.constexprs = {{"ELEMS", Json(spec.elems)}};
+    Variant &v = builder.variant(spec.entry, ptx, {{"ELEMS", Json(spec.elems)}});
     v.numWarps = spec.warps;
     v.sharedBytes = spec.shared;
-    v.arch = "sm_80";
-    v.entry = spec.entry;
-    v.ptx = ptx;
-    kernel.variants.push_back(std::move(v));
   }
-  package.kernels.push_back(std::move(kernel));
-  package.validate();
-  return package;
+  return builder.build();
 }
 
 /// The grid of scale_add for n elements under config c.

@@ -5,6 +5,7 @@
 // reason) where there is no CUDA driver or device.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -38,43 +39,29 @@ private:
   CUdeviceptr address_ = 0;
 };
 
-Variant vectorAddVariant(int config, int warps, int64_t shared,
-                         std::vector<std::string> divisible) {
-  Variant variant;
-  variant.config = config;
-  variant.numWarps = warps;
-  variant.sharedBytes = shared;
-  variant.arch = "sm_80";
-  variant.entry = "vector_add";
-  variant.divisibleBy16 = std::move(divisible);
-  variant.ptx = readFile(TESSEL_SMOKE_PTX);
-  return variant;
-}
-
 /// Config 0: the generic variant and one assuming aligned pointers and n % 16
 /// == 0 (same code, so both give the right answer). Config 1 asks for 64 KiB
 /// of dynamic shared memory (needs the opt-in attribute). Config 2 asks for
 /// more shared memory than any GPU has.
 Package vectorAddPackage() {
-  Package package;
-  package.origin = "vector_add.tslpkg";
-  package.compiler = "nvcc (test data)";
-  KernelInfo kernel;
-  kernel.name = "vector_add";
-  kernel.params = {{"out", ParamKind::Pointer, DType::F32},
-                   {"a", ParamKind::Pointer, DType::F32},
-                   {"b", ParamKind::Pointer, DType::F32},
-                   {"n", ParamKind::Scalar, DType::I32},
-                   {"alpha", ParamKind::Scalar, DType::F32}};
-  kernel.variants = {
-      vectorAddVariant(0, kBlock / 32, 0, {}),
-      vectorAddVariant(0, kBlock / 32, 0, {"out", "a", "b", "n"}),
-      vectorAddVariant(1, kBlock / 32, 64 * 1024, {}),
-      vectorAddVariant(2, kBlock / 32, int64_t(1) << 30, {}),
+  PackageBuilder builder("vector_add.tslpkg", "nvcc (test data)");
+  builder.kernel("vector_add", {{"out", ParamKind::Pointer, DType::F32},
+                                {"a", ParamKind::Pointer, DType::F32},
+                                {"b", ParamKind::Pointer, DType::F32},
+                                {"n", ParamKind::Scalar, DType::I32},
+                                {"alpha", ParamKind::Scalar, DType::F32}});
+  std::string ptx = readFile(TESSEL_SMOKE_PTX);
+  auto variant = [&](int config, int64_t shared, std::vector<std::string> divisible) {
+    Variant &v = builder.variant("vector_add", ptx, {}, config);
+    v.numWarps = kBlock / 32;
+    v.sharedBytes = shared;
+    v.divisibleBy16 = std::move(divisible);
   };
-  package.kernels.push_back(kernel);
-  package.validate();
-  return package;
+  variant(0, 0, {});
+  variant(0, 0, {"out", "a", "b", "n"});
+  variant(1, 64 * 1024, {});
+  variant(2, int64_t(1) << 30, {});
+  return builder.build();
 }
 
 class RuntimeSmoke : public ::testing::Test {
