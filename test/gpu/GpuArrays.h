@@ -13,9 +13,21 @@
 #include <cmath>
 #include <cstring>
 #include <ostream>
+#include <string>
 #include <vector>
 
 namespace tessel::gputest {
+
+/// Why the tests that run the kernel packages in `packageDir` cannot run here, or "" when
+/// they can (the GPU is then current).
+inline std::string whyNoGpuOrPackages(const char *packageDir) {
+  if (!Driver::isAvailable())
+    return "no GPU: " + Driver::unavailableReason();
+  if (std::string(packageDir).empty())
+    return "no kernel packages (build with the compiler or TESSEL_PACKAGE_DIR)";
+  Driver::get().ensureCurrent(0);
+  return "";
+}
 
 inline constexpr int64_t kGuard = 64; // elements after the end that must stay untouched
 

@@ -62,11 +62,8 @@ private:
 class LargeTensorTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    if (!Driver::isAvailable())
-      GTEST_SKIP() << "no GPU: " << Driver::unavailableReason();
-    if (std::string(TESSEL_KERNEL_PACKAGE_DIR).empty())
-      GTEST_SKIP() << "no kernel packages (build with the compiler or TESSEL_PACKAGE_DIR)";
-    Driver::get().ensureCurrent(0);
+    if (std::string why = whyNoGpuOrPackages(TESSEL_KERNEL_PACKAGE_DIR); !why.empty())
+      GTEST_SKIP() << why;
     seed = std::random_device{}();
     rng.seed(seed);
   }

@@ -47,11 +47,8 @@ int64_t constexprOf(const Variant &variant, const char *key) {
 class MatmulTest : public ::testing::TestWithParam<Mode> {
 protected:
   void SetUp() override {
-    if (!Driver::isAvailable())
-      GTEST_SKIP() << "no GPU: " << Driver::unavailableReason();
-    if (std::string(TESSEL_KERNEL_PACKAGE_DIR).empty())
-      GTEST_SKIP() << "no kernel packages (build with the compiler or TESSEL_PACKAGE_DIR)";
-    Driver::get().ensureCurrent(0);
+    if (std::string why = whyNoGpuOrPackages(TESSEL_KERNEL_PACKAGE_DIR); !why.empty())
+      GTEST_SKIP() << why;
     package = Package::load(std::string(TESSEL_KERNEL_PACKAGE_DIR) + "/" + GetParam().package +
                             ".tslpkg");
     kernel = Kernel::load(package, "matmul");
