@@ -1,0 +1,25 @@
+# `cmake --install`: the tools in bin/, the runtime library in lib/, its headers under
+# include/tessel/runtime/, and a CMake package (lib/cmake/Tessel) so that another project's
+# find_package(Tessel) gets Tessel::Runtime, Tessel::tesselc and tessel_add_kernels().
+include(CMakePackageConfigHelpers)
+
+set_target_properties(TesselRuntime PROPERTIES EXPORT_NAME Runtime)
+install(TARGETS TesselRuntime EXPORT TesselTargets ARCHIVE DESTINATION lib)
+file(GLOB TESSEL_RUNTIME_HEADERS ${PROJECT_SOURCE_DIR}/runtime/*.h)
+install(FILES ${TESSEL_RUNTIME_HEADERS} DESTINATION include/tessel/runtime)
+# As built: their run path already names the LLVM/MLIR libraries they load.
+foreach(tool tesselc tessel-opt tessel-translate tessel-interpret tessel-run)
+  if(TARGET ${tool})
+    install(PROGRAMS $<TARGET_FILE:${tool}> DESTINATION bin)
+  endif()
+endforeach()
+
+install(EXPORT TesselTargets NAMESPACE Tessel:: DESTINATION lib/cmake/Tessel)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/TesselConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/TesselConfig.cmake INSTALL_DESTINATION lib/cmake/Tessel)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/TesselConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/TesselConfig.cmake
+              ${PROJECT_BINARY_DIR}/TesselConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TesselKernels.cmake
+        DESTINATION lib/cmake/Tessel)
