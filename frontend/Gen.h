@@ -172,11 +172,38 @@ public:
   std::optional<int64_t> requireConstInt(const GenValue &v, SourceRange range,
                                          const std::string &what);
 
-  //===--- Calls (GenBuiltins.cpp) -----------------------------------------===//
+  //===--- Calls (GenCall.cpp) ---------------------------------------------===//
   GenValue genCall(const ast::Expr &expr);
   GenValue genMethodCall(const ast::Expr &expr);
   GenValue callFunc(const ast::Function &fn, const ast::Expr &call);
-  static bool isBuiltinName(const std::string &name);
+  /// Binds a call's positional and keyword arguments to named parameters; false after
+  /// reporting a count or keyword error.
+  bool bindArgs(const ast::Expr &call, const std::string &fname,
+                const std::vector<const char *> &names, size_t required,
+                std::vector<const ast::Expr *> &out);
+
+  //===--- Built-ins (GenBuiltins.cpp): one handler each, found by name ----===//
+  struct BuiltinCall;
+  using BuiltinHandler = GenValue (Generator::*)(BuiltinCall &call);
+  /// The handler of the built-in `name`, or null.
+  static BuiltinHandler findBuiltin(const std::string &name);
+  static bool isBuiltinName(const std::string &name) { return findBuiltin(name) != nullptr; }
+  GenValue genProgramId(BuiltinCall &call); // program_id, num_programs
+  GenValue genArange(BuiltinCall &call);
+  GenValue genFull(BuiltinCall &call);      // zeros, full
+  GenValue genLoad(BuiltinCall &call);
+  GenValue genStore(BuiltinCall &call);
+  GenValue genWhere(BuiltinCall &call);
+  GenValue genMinMax(BuiltinCall &call);    // maximum, minimum
+  GenValue genMath(BuiltinCall &call);      // exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs
+  GenValue genReduce(BuiltinCall &call);    // sum, max, min
+  GenValue genCdiv(BuiltinCall &call);
+  GenValue genStaticAssert(BuiltinCall &call);
+  GenValue genDot(BuiltinCall &call);
+  GenValue genTrans(BuiltinCall &call);
+  GenValue genRangeOutsideFor(BuiltinCall &call);
+  bool checkPointerOperand(BuiltinCall &call, const GenValue &ptr);
+  bool maskOperand(BuiltinCall &call, const GenValue &mask, size_t index, mlir::Value &out);
 
   //===--- Statements (GenStmt.cpp) ----------------------------------------===//
   void genBlock(const std::vector<ast::StmtPtr> &body);
@@ -203,6 +230,26 @@ public:
   mlir::Location curLoc_;
   /// The source range of the expression being generated (for errors without one).
   SourceRange curRange_;
+};
+
+/// One call of a built-in while its code is generated: the call, the built-in's name, the
+/// arguments bound to its parameters, and where it is.
+struct Generator::BuiltinCall {
+  Generator &gen;
+  const ast::Expr &expr;
+  const std::string &name;
+  mlir::Location loc;
+  std::vector<const ast::Expr *> args;
+
+  /// Binds the arguments to `names`, the first `required` of them mandatory.
+  bool bind(const std::vector<const char *> &names, size_t required) {
+    return gen.bindArgs(expr, name, names, required, args);
+  }
+  /// Argument i, generated (a missing optional one is None).
+  GenValue arg(size_t i) {
+    return args[i] ? gen.genExpr(*args[i]) : GenValue::ofConst(ConstValue::none());
+  }
+  SourceRange argRange(size_t i) const { return args[i] ? args[i]->range : expr.range; }
 };
 
 /// Sets the generator's current location for the lifetime of the guard.
