@@ -166,6 +166,8 @@ private:
     return node;
   }
 
+  // `depth` counts nesting (parentheses, call arguments, unary operators, chained
+  // conditionals), not grammar levels: the compiler writes conditions fully parenthesised.
   void enter(int depth) const {
     if (depth > kMaxDepth)
       fail("expression nested too deeply");
@@ -174,11 +176,11 @@ private:
   // expression := or ['if' or 'else' expression]
   NodePtr expression(int depth) {
     enter(depth);
-    NodePtr value = orExpr(depth + 1);
+    NodePtr value = orExpr(depth);
     if (!isKeyword("if"))
       return value;
     advance();
-    NodePtr condition = orExpr(depth + 1);
+    NodePtr condition = orExpr(depth);
     if (!isKeyword("else"))
       fail("expected 'else'");
     advance();
@@ -188,10 +190,10 @@ private:
 
   NodePtr orExpr(int depth) {
     enter(depth);
-    NodePtr left = andExpr(depth + 1);
+    NodePtr left = andExpr(depth);
     while (isKeyword("or")) {
       advance();
-      left = make(NodeKind::Or, "or", {left, andExpr(depth + 1)});
+      left = make(NodeKind::Or, "or", {left, andExpr(depth)});
     }
     return left;
   }
@@ -212,7 +214,7 @@ private:
       advance();
       return make(NodeKind::Unary, "not", {notExpr(depth + 1)});
     }
-    return comparison(depth + 1);
+    return comparison(depth);
   }
 
   bool atCompareOp() const {
@@ -222,7 +224,7 @@ private:
 
   NodePtr comparison(int depth) {
     enter(depth);
-    NodePtr first = binary(0, depth + 1);
+    NodePtr first = binary(0, depth);
     if (!atCompareOp())
       return first;
     auto node = std::make_shared<Node>();
@@ -231,7 +233,7 @@ private:
     while (atCompareOp()) {
       node->compareOps.push_back(token.text);
       advance();
-      node->args.push_back(binary(0, depth + 1));
+      node->args.push_back(binary(0, depth));
     }
     return node;
   }
@@ -243,7 +245,7 @@ private:
         {"|"}, {"^"}, {"&"}, {"+", "-"}, {"*", "/", "//", "%"}};
     if (level == int(levels.size()))
       return unary(depth + 1);
-    NodePtr left = binary(level + 1, depth + 1);
+    NodePtr left = binary(level + 1, depth);
     while (true) {
       const char *matched = nullptr;
       for (const char *op : levels[size_t(level)])
@@ -253,7 +255,7 @@ private:
         return left;
       advance();
       left = make(NodeKind::Binary, matched,
-                  {left, binary(level + 1, depth + 1)});
+                  {left, binary(level + 1, depth)});
     }
   }
 
@@ -264,12 +266,12 @@ private:
       advance();
       return make(NodeKind::Unary, op, {unary(depth + 1)});
     }
-    return power(depth + 1);
+    return power(depth);
   }
 
   NodePtr power(int depth) {
     enter(depth);
-    NodePtr base = primary(depth + 1);
+    NodePtr base = primary(depth);
     if (!isOp("**"))
       return base;
     advance();

@@ -91,6 +91,12 @@ TEST(ConfigExpr, ErrorsArePositionedAndNeverCrash) {
   EXPECT_EQ(errorOf([] { eval("'a' < 1"); }),
             "cannot evaluate ''a' < 1': cannot compare a string with a number "
             "using '<'");
+  // Depth counts nesting, not grammar levels: the compiler's fully parenthesised prune
+  // conditions (20 levels here) parse.
+  EXPECT_EQ(eval(std::string(20, '(') + "1 < 2" + std::string(20, ')') +
+                     " or ((BLOCK >= ((4 * 3) * 2)))",
+                 {{"BLOCK", Json(1)}}),
+            Json(true));
   EXPECT_NE(errorOf([] { ConfigExpr::parse(std::string(500, '(') + "1"); })
                 .find("nested too deeply"),
             std::string::npos);
