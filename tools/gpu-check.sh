@@ -19,6 +19,8 @@
 # triton (Triton's matmul next to cuBLAS, on wgmma and with DISABLE_MMA_V3=1 on mma.sync).
 # attention (the FlashAttention op's GPU tests, tessel-bench attention's studies, Triton's FA2),
 # model-attention (tessel-bench model with --attention sdpa,tessel: small, xl; context 512, 2048).
+# fused (the training step's kernels: GPU tests, tessel-bench fused with torch.compile and
+# Triton beside it, the train step with --kernels eager,tessel and torch.compile's).
 # sanitize (compute-sanitizer over the GPU tests: memcheck for every kernel, racecheck and
 # synccheck for those that use shared memory and barriers; SANITIZE_FILTER narrows the
 # attention tests, which take minutes under the tool).
@@ -209,6 +211,29 @@ run)
             grep -v Warning | tee "$out/attention-triton.txt" || failed "triton attention"
         fi
       done
+      ;;
+    fused)
+      # The training step's fused kernels: their GPU tests (every op and gradient against
+      # float64, AdamW against torch::optim::AdamW, the model against eager), tessel-bench
+      # fused next to torch.compile and Triton (bench/reference/fused_ops.py), then the
+      # train step with --kernels eager,tessel against torch.compile in Python, fused AdamW.
+      timeout 600 "$build"/bin/tessel-ops-gpu-tests > "$out/ops-tests.log" 2>&1 || failed "ops tests"
+      { grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$out/ops-tests.log" || true; } | tail -n 20
+      "$build"/bin/tessel-bench fused --json "$out/fused.json" --markdown "$out/fused.md" 2>&1 |
+        tee "$out/fused.txt" || failed "fused bench"
+      python3 bench/reference/fused_ops.py --json "$out/fused-reference.json" 2>&1 |
+        grep -v Warning | tail -n 14 | tee "$out/fused-reference.txt" || failed "fused reference"
+      for graph in "" --cuda-graph; do
+        "$build"/bin/tessel-bench model --model ${FUSED_MODELS:-small,xl} --context-length 512 \
+          --batch-size 4 --mode train-step --precision bf16 --attention sdpa,tessel \
+          --kernels eager,tessel $graph --warmup 3 --steps 10 \
+          --json "$out/step${graph:+-graph}.json" 2>&1 | tail -n 12 | tee "$out/step${graph:+-graph}.txt" ||
+          failed "model step $graph"
+      done
+      python3 bench/reference/transformer_lm.py --model ${FUSED_MODELS:-small,xl} --context-length 512 \
+        --batch-size 4 --mode train-step --precision bf16 --attention sdpa --impl eager,compile \
+        --adamw fused --warmup 3 --steps 10 --json "$out/step-python.json" 2>&1 |
+        grep -v Warning | tail -n 8 | tee "$out/step-python.txt" || failed "python step"
       ;;
     model-attention)
       # The model with Tessel's attention against SDPA: small and xl, context 512 and 2048.

@@ -217,7 +217,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     {
       NvtxRange range("forward");
       tessel::model::AutocastGuard autocast(device.type(), torch::kBFloat16, setup.bf16);
-      loss = tessel::model::crossEntropy(lm->forward(tokens), targets);
+      loss = tessel::model::crossEntropy(lm->forward(tokens), targets, lm->config().kernels);
     }
     {
       NvtxRange range("backward");

@@ -57,6 +57,21 @@ double medianMs(Driver &driver, int64_t warmup, int64_t samples, Fn run) {
   return medianOf(std::move(times));
 }
 
+/// Median ms of `samples` runs of `run` after `warmup` untimed ones, each timed alone with
+/// CUDA events after `clear` (untimed) has evicted the L2 cache, as Triton's do_bench does
+/// (it zeroes a 256 MB buffer before every run).
+template <typename Fn, typename Clear>
+double medianMsColdL2(Driver &driver, int64_t warmup, int64_t samples, Fn run, Clear clear) {
+  for (int64_t i = 0; i < warmup; ++i)
+    run();
+  std::vector<double> times;
+  for (int64_t i = 0; i < samples; ++i) {
+    clear();
+    times.push_back(medianMs(driver, 0, 1, run));
+  }
+  return medianOf(std::move(times));
+}
+
 /// Each of `fns` timed in alternating rounds of `perRound` launches (`samples` launches
 /// in all per function; `warmup` untimed launches before the first round, one before the
 /// others): the rounds' medians (ms) per function, sorted. Clock and temperature drift

@@ -1,6 +1,7 @@
 //===- bench/model/AdamW.cpp - AdamW over a list of tensors ---------------===//
 
 #include "bench/model/AdamW.h"
+#include "bench/model/TesselOps.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -16,11 +17,15 @@ AdamWImpl parseAdamWImpl(const std::string &name) {
     return AdamWImpl::Fused;
   if (name == "foreach")
     return AdamWImpl::Foreach;
+  if (name == "tessel")
+    return AdamWImpl::Tessel;
   throw std::invalid_argument("unknown AdamW implementation '" + name +
-                              "' (expected fused or foreach)");
+                              "' (expected fused, foreach or tessel)");
 }
 
-const char *toString(AdamWImpl impl) { return impl == AdamWImpl::Fused ? "fused" : "foreach"; }
+const char *toString(AdamWImpl impl) {
+  return impl == AdamWImpl::Fused ? "fused" : impl == AdamWImpl::Foreach ? "foreach" : "tessel";
+}
 
 AdamW::AdamW(std::vector<torch::Tensor> params, AdamWOptions options)
     : params_(std::move(params)), options_(options) {
@@ -34,9 +39,12 @@ AdamW::AdamW(std::vector<torch::Tensor> params, AdamWOptions options)
 
 void AdamW::initState() {
   torch::NoGradGuard noGrad;
+  // Tessel's kernel keeps the moments in f32 whatever the parameters' dtype.
   for (const torch::Tensor &p : params_) {
-    expAvg_.push_back(torch::zeros_like(p, at::MemoryFormat::Preserve));
-    expAvgSq_.push_back(torch::zeros_like(p, at::MemoryFormat::Preserve));
+    auto options = options_.impl == AdamWImpl::Tessel ? p.options().dtype(torch::kFloat32)
+                                                      : p.options();
+    expAvg_.push_back(torch::zeros_like(p, options, at::MemoryFormat::Contiguous));
+    expAvgSq_.push_back(torch::zeros_like(p, options, at::MemoryFormat::Contiguous));
     steps_.push_back(torch::zeros({}, p.options().dtype(torch::kFloat32)));
   }
   hostSteps_.assign(params_.size(), 0);
@@ -54,6 +62,14 @@ void AdamW::step() {
   if (stepped.empty())
     return;
   const AdamWOptions &o = options_;
+  if (o.impl == AdamWImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().adamw), "AdamW", "Tessel AdamW");
+    Tensors t = gather(stepped);
+    at::_foreach_add_(t.steps, 1);
+    tesselOps().adamw(t.params, t.grads, t.expAvg, t.expAvgSq, t.steps, o.lr, o.beta1, o.beta2,
+                      o.eps, o.weightDecay);
+    return;
+  }
   if (o.impl == AdamWImpl::Fused) {
     Tensors t = gather(stepped);
     at::_foreach_add_(t.steps, 1);

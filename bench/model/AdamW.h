@@ -1,8 +1,8 @@
 //===- bench/model/AdamW.h - AdamW over a list of tensors -------*- C++ -*-===//
 //
 // AdamW (decoupled weight decay) over any list of f32 parameters, with the
-// whole update in one multi-tensor launch (at::_fused_adamw_) or in
-// torch::_foreach_* ops. The step counts live in tensors on the parameters'
+// whole update in one multi-tensor launch (at::_fused_adamw_ or Tessel's
+// kernels/adamw.tsl) or in torch::_foreach_* ops. The step counts live in tensors on the parameters'
 // device, so the fused step can be captured in a CUDA graph and replayed
 // (bias corrections are computed on the device on every replay).
 //
@@ -23,9 +23,10 @@ namespace tessel::model {
 enum class AdamWImpl {
   Fused,   ///< at::_fused_adamw_: one kernel for all tensors; capturable.
   Foreach, ///< torch::_foreach_* ops (what PyTorch uses by default on CUDA).
+  Tessel,  ///< kernels/adamw.tsl through TesselOps::adamw: one launch; capturable.
 };
 
-/// "fused" | "foreach"; throws std::invalid_argument otherwise.
+/// "fused" | "foreach" | "tessel"; throws std::invalid_argument otherwise.
 AdamWImpl parseAdamWImpl(const std::string &name);
 const char *toString(AdamWImpl impl);
 

@@ -16,18 +16,32 @@
 #include <torch/types.h>
 
 #include <functional>
+#include <tuple>
+#include <vector>
 
 namespace tessel::model {
 
 struct TesselOps {
+  using Tensor = torch::Tensor;
+  using Tensors = std::vector<torch::Tensor>;
   /// Causal attention: q, k, v [batch, heads, seq, dHead] -> [batch, heads, seq, dHead].
-  std::function<torch::Tensor(const torch::Tensor &, const torch::Tensor &,
-                              const torch::Tensor &)>
-      attention;
+  std::function<Tensor(const Tensor &, const Tensor &, const Tensor &)> attention;
   /// RMSNorm over the last dimension: (x, weight, eps) -> same shape and dtype as x.
-  std::function<torch::Tensor(const torch::Tensor &, const torch::Tensor &, double)> rmsNorm;
-  /// SwiGLU gate: (a, b) -> silu(a) * b, same shape.
-  std::function<torch::Tensor(const torch::Tensor &, const torch::Tensor &)> swiglu;
+  std::function<Tensor(const Tensor &, const Tensor &, double)> rmsNorm;
+  /// SwiGLU gate over the fused projection: h [..., 2F] = [a | b] -> silu(a) * b [..., F].
+  std::function<Tensor(const Tensor &)> swiglu;
+  /// RoPE from the fused projection: (qkv [B, S, 3 * H * D], cos, sin [>= S, D / 2] f32,
+  /// heads) -> q, k (rotated) and v, each [B, H, S, D] contiguous.
+  std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor &, const Tensor &,
+                                                   const Tensor &, int64_t)>
+      rope;
+  /// Mean cross-entropy of logits [..., V] against int64 targets [...], f32.
+  std::function<Tensor(const Tensor &, const Tensor &)> crossEntropy;
+  /// One AdamW update of (params, grads, exp_avg, exp_avg_sq, steps (f32, already
+  /// incremented), lr, beta1, beta2, eps, weight_decay).
+  std::function<void(const Tensors &, const Tensors &, const Tensors &, const Tensors &,
+                     const Tensors &, double, double, double, double, double)>
+      adamw;
 };
 
 /// The process-wide table (empty until something registers kernels).

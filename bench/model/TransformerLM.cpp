@@ -119,7 +119,7 @@ torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor &x, const torch::
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig &config,
                                                  const torch::TensorOptions &options)
-    : numHeads(config.numHeads), attention(config.attention) {
+    : numHeads(config.numHeads), attention(config.attention), kernels(config.kernels) {
   qkvProj = register_module("qkv_proj", Linear(config.dModel, 3 * config.dModel, options, 3));
   outputProj = register_module("output_proj", Linear(config.dModel, config.dModel, options));
   rope = register_module("rope", RotaryEmbedding(config.ropeTheta, config.dModel / numHeads,
@@ -129,13 +129,19 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig &config,
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x) {
   int64_t batch = x.size(0), seq = x.size(1), dModel = x.size(2), dHead = dModel / numHeads;
   torch::Tensor qkv = qkvProj(x);
-  // RoPE rotates q and k together: [batch, seq, 2, heads, dHead] -> [2, batch, heads, seq, dHead].
-  torch::Tensor qk = rope(qkv.narrow(-1, 0, 2 * dModel)
-                              .view({batch, seq, 2, numHeads, dHead})
-                              .permute({2, 0, 3, 1, 4}));
-  torch::Tensor q = qk.select(0, 0), k = qk.select(0, 1);
-  torch::Tensor v =
-      qkv.narrow(-1, 2 * dModel, dModel).view({batch, seq, numHeads, dHead}).transpose(1, 2);
+  torch::Tensor q, k, v;
+  if (kernels == KernelImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().rope), "RoPE", "Tessel RoPE");
+    std::tie(q, k, v) = tesselOps().rope(qkv, rope->cosTable, rope->sinTable, numHeads);
+  } else {
+    // RoPE rotates q and k together: [batch, seq, 2, heads, dHead] -> [2, batch, heads, seq,
+    // dHead].
+    torch::Tensor qk = rope(qkv.narrow(-1, 0, 2 * dModel)
+                                .view({batch, seq, 2, numHeads, dHead})
+                                .permute({2, 0, 3, 1, 4}));
+    q = qk.select(0, 0), k = qk.select(0, 1);
+    v = qkv.narrow(-1, 2 * dModel, dModel).view({batch, seq, numHeads, dHead}).transpose(1, 2);
+  }
   torch::Tensor out;
   switch (attention) {
   case AttentionImpl::Naive: {
@@ -165,12 +171,11 @@ SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFF, KernelImpl kernels,
 
 torch::Tensor SwiGLUImpl::forward(const torch::Tensor &x) {
   torch::Tensor h = w13(x);
-  torch::Tensor a = h.narrow(-1, 0, dFF), b = h.narrow(-1, dFF, dFF);
   if (kernels == KernelImpl::Tessel) {
     requireTesselOp(bool(tesselOps().swiglu), "SwiGLU", "Tessel SwiGLU");
-    return w2(tesselOps().swiglu(a, b));
+    return w2(tesselOps().swiglu(h));
   }
-  return w2(torch::silu(a) * b);
+  return w2(torch::silu(h.narrow(-1, 0, dFF)) * h.narrow(-1, dFF, dFF));
 }
 
 TransformerBlockImpl::TransformerBlockImpl(const ModelConfig &config,
@@ -233,6 +238,7 @@ void TransformerLMImpl::setKernels(KernelImpl kernels) {
   for (TransformerBlock &block : layers) {
     block->ln1->kernels = kernels;
     block->ln2->kernels = kernels;
+    block->attn->kernels = kernels;
     block->ffn->kernels = kernels;
   }
 }
@@ -244,7 +250,12 @@ int64_t TransformerLMImpl::numParameters() const {
   return count;
 }
 
-torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets) {
+torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets,
+                           KernelImpl kernels) {
+  if (kernels == KernelImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().crossEntropy), "cross-entropy", "Tessel cross-entropy");
+    return tesselOps().crossEntropy(logits, targets);
+  }
   return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat32),
                                 targets.reshape({-1}));
 }

@@ -95,6 +95,7 @@ public:
   RotaryEmbedding rope{nullptr};
   int64_t numHeads;
   AttentionImpl attention;
+  KernelImpl kernels; ///< Tessel: RoPE from the fused projection in one kernel.
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -150,8 +151,10 @@ private:
 TORCH_MODULE(TransformerLM);
 
 /// Mean cross-entropy of logits [..., vocab] against integer targets [...],
-/// computed in f32 with log-sum-exp (logits may be bf16).
-torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets);
+/// computed in f32 with log-sum-exp (logits may be bf16); Tessel's kernel with
+/// KernelImpl::Tessel (it reads bf16 logits without an f32 copy).
+torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets,
+                           KernelImpl kernels = KernelImpl::Eager);
 
 } // namespace tessel::model
 

@@ -1,6 +1,6 @@
 //===- bench/tools/Main.cpp - tessel-bench: dispatch to a subcommand ------===//
 
-#include "bench/ops/FlashAttention.h"
+#include "bench/ops/FusedOps.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Subcommand.h"
 
@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   // Tessel's kernels as the model's ops (--attention tessel); packages load on first use.
-  tessel::ops::installFlashAttention();
+  tessel::ops::installTesselOps();
   const Subcommand *subcommand = tessel::bench::findSubcommand(first);
   if (!subcommand) {
     std::fprintf(stderr, "error: unknown subcommand '%s'\n\n", first.c_str());

@@ -60,7 +60,7 @@ struct Options {
   int64_t batch = 4, warmup = 3, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   double lr = 1e-3;
-  std::string device = "auto", adamw = "fused", snapshotDir = ".";
+  std::string device = "auto", adamw = "auto", snapshotDir = ".";
   std::string json, csv, markdownFile;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
 };
@@ -121,6 +121,13 @@ private:
   bool tty_;
 };
 
+/// --adamw auto: Tessel's kernel with Tessel's kernels, PyTorch's fused one otherwise.
+std::string adamwFor(const std::string &flag, tessel::model::KernelImpl kernels) {
+  if (flag != "auto")
+    return flag;
+  return kernels == tessel::model::KernelImpl::Tessel ? "tessel" : "fused";
+}
+
 /// Everything one configuration needs: model, data, optimizer, timings.
 class Runner {
 public:
@@ -139,14 +146,14 @@ public:
     if (config_.mode == Mode::TrainStep) {
       tessel::model::AdamWOptions o;
       o.lr = options_.lr;
-      o.impl = tessel::model::parseAdamWImpl(options_.adamw);
+      o.impl = tessel::model::parseAdamWImpl(adamwFor(options_.adamw, config_.model.kernels));
       optimizer_.emplace(lm_->parameters(), o);
     }
   }
 
   torch::Tensor forwardLoss() {
     tessel::model::AutocastGuard autocast(device_.type(), torch::kBFloat16, config_.bf16);
-    return tessel::model::crossEntropy(lm_->forward(tokens_), targets_);
+    return tessel::model::crossEntropy(lm_->forward(tokens_), targets_, lm_->config().kernels);
   }
 
   /// The untimed step body (what a CUDA graph captures). Returns the loss.
@@ -330,7 +337,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
   r.set("attention", tessel::model::toString(attention));
   r.set("kernels", tessel::model::toString(kernels));
   r.set("impl", options.cudaGraph ? "libtorch-graph" : "libtorch");
-  r.set("adamw", config.mode == Mode::TrainStep ? options.adamw : "");
+  r.set("adamw", config.mode == Mode::TrainStep ? adamwFor(options.adamw, kernels) : "");
   r.set("device", device.str());
   r.set("warmup", options.warmup);
   r.set("steps", options.steps);
@@ -348,7 +355,9 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       tessel::bench::cudaRecordMemoryHistory(true);
       history = true;
     }
-    Runner runner(options, config, device);
+    Config withKernels = config;
+    withKernels.model.kernels = kernels;
+    Runner runner(options, withKernels, device);
     runner.build();
     runner.model()->setAttention(attention);
     runner.model()->setKernels(kernels);
@@ -375,7 +384,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       // The same steps, uncaptured, from the same seed: losses and final
       // parameters must agree with the graph's.
       torch::Tensor graphParams = runner.flatParameters();
-      Runner eager(options, config, device);
+      Runner eager(options, withKernels, device);
       eager.build();
       eager.model()->setAttention(attention);
       eager.model()->setKernels(kernels);
@@ -462,7 +471,9 @@ int runModel(int argc, char **argv) {
   flags.addList("mode", "LIST", "forward | forward-backward | train-step", o.modes);
   flags.addList("precision", "LIST", "fp32 | bf16 (autocast; parameters stay f32)", o.precisions);
   flags.addList("attention", "LIST", "naive | sdpa | tessel", o.attentions);
-  flags.addList("kernels", "LIST", "eager | tessel (RMSNorm, SwiGLU)", o.kernels);
+  flags.addList("kernels", "LIST",
+                "eager | tessel (RMSNorm, SwiGLU, RoPE, cross-entropy and, by default, AdamW)",
+                o.kernels);
   flags.add("warmup", "N", "untimed steps first", o.warmup);
   flags.add("steps", "N", "timed steps", o.steps);
   flags.add("d-model", "N", "override d_model", o.dModel);
@@ -473,7 +484,8 @@ int runModel(int argc, char **argv) {
   flags.add("device", "DEV", "auto | cuda | cpu", o.device);
   flags.add("seed", "N", "seed for the weights and the batch", o.seed);
   flags.add("lr", "X", "AdamW learning rate", o.lr);
-  flags.add("adamw", "IMPL", "fused | foreach", o.adamw);
+  flags.add("adamw", "IMPL",
+            "auto (tessel with --kernels tessel, else fused) | fused | foreach | tessel", o.adamw);
   flags.addSwitch("memory", "report peak memory and write allocator snapshots", o.memory);
   flags.add("snapshot-dir", "DIR", "where --memory writes memory_*.pickle", o.snapshotDir);
   flags.addSwitch("cuda-graph", "capture the whole step in a CUDA graph and replay it",
@@ -522,7 +534,8 @@ int runModel(int argc, char **argv) {
       attentions.push_back(tessel::model::parseAttentionImpl(a));
     for (const std::string &k : o.kernels)
       kernels.push_back(tessel::model::parseKernelImpl(k));
-    tessel::model::parseAdamWImpl(o.adamw);
+    if (o.adamw != "auto")
+      tessel::model::parseAdamWImpl(o.adamw);
     for (int64_t context : o.contexts)
       if (context <= 0)
         throw std::invalid_argument("context lengths must be positive");

@@ -1,0 +1,56 @@
+//===- bench/ops/FusedOps.h - The Transformer's fused kernels as torch ops -*- C++ -*-===//
+//
+// The memory-bound parts of a training step, each one Tessel kernel (kernels/*.tsl) per
+// direction, as LibTorch autograd functions. Storage dtypes f32, bf16 and f16; arithmetic
+// and statistics in f32. Each checks its inputs and names what is wrong.
+//
+//   rmsNorm(x, w, eps)       x [..., n] (rows of n <= 8192), w [n]: x / rms(x) * w, in x's
+//                            dtype (kernels/rmsnorm.tsl; the weight gradient reduced over
+//                            rows by per-program partials and a column sum, no atomics)
+//   swiglu(h)                h [..., 2F] = [a | b] (the fused W1/W3 projection): silu(a) * b
+//                            (kernels/swiglu.tsl)
+//   rope(qkv, cos, sin, H)   qkv [B, S, 3 * H * D] -> q, k, v [B, H, S, D] contiguous, q and k
+//                            rotated (interleaved pairs, tables [>= S, D/2] f32)
+//                            (kernels/rope.tsl)
+//   crossEntropy(logits, t)  logits [..., V], targets [...] int64: the mean over rows of
+//                            logsumexp - logit[target], f32; a target outside [0, V) gives NaN
+//                            (kernels/cross_entropy.tsl; the probabilities are never stored)
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_OPS_FUSEDOPS_H
+#define TESSEL_BENCH_OPS_FUSEDOPS_H
+
+#include <torch/types.h>
+
+#include <tuple>
+#include <vector>
+
+namespace tessel::ops {
+
+torch::Tensor rmsNorm(const torch::Tensor &x, const torch::Tensor &weight, double eps);
+torch::Tensor swiglu(const torch::Tensor &h);
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> rope(const torch::Tensor &qkv,
+                                                             const torch::Tensor &cos,
+                                                             const torch::Tensor &sin,
+                                                             int64_t heads);
+torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets);
+
+struct AdamWHyper {
+  double lr, beta1, beta2, eps, weightDecay;
+};
+
+/// One AdamW update (torch.optim.AdamW's, decoupled weight decay, bias correction from each
+/// parameter's step count, already incremented) of every parameter in one launch per
+/// (param dtype, grad dtype) group (kernels/adamw.tsl). expAvg and expAvgSq are f32 and
+/// contiguous; steps are f32 scalars on the device, so a captured CUDA graph stays right.
+void adamwStep(const std::vector<torch::Tensor> &params, const std::vector<torch::Tensor> &grads,
+               const std::vector<torch::Tensor> &expAvg,
+               const std::vector<torch::Tensor> &expAvgSq,
+               const std::vector<torch::Tensor> &steps, const AdamWHyper &hyper);
+
+/// Installs every op above in the model's TesselOps table (and FlashAttention's too).
+void installTesselOps();
+
+} // namespace tessel::ops
+
+#endif // TESSEL_BENCH_OPS_FUSEDOPS_H

@@ -1,0 +1,23 @@
+//===- bench/ops/InstallOps.cpp - Tessel's ops into the model's table -----===//
+
+#include "bench/model/TesselOps.h"
+#include "bench/ops/FlashAttention.h"
+#include "bench/ops/FusedOps.h"
+
+namespace tessel::ops {
+
+void installTesselOps() {
+  installFlashAttention();
+  model::TesselOps &ops = model::tesselOps();
+  ops.rmsNorm = rmsNorm;
+  ops.swiglu = swiglu;
+  ops.rope = rope;
+  ops.crossEntropy = crossEntropy;
+  ops.adamw = [](const auto &params, const auto &grads, const auto &expAvg,
+                 const auto &expAvgSq, const auto &steps, double lr, double beta1,
+                 double beta2, double eps, double weightDecay) {
+    adamwStep(params, grads, expAvg, expAvgSq, steps, {lr, beta1, beta2, eps, weightDecay});
+  };
+}
+
+} // namespace tessel::ops

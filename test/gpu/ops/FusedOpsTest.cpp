@@ -1,0 +1,306 @@
+//===- test/gpu/ops/FusedOpsTest.cpp - the fused ops on the GPU -----------===//
+//
+// Each op and its gradients against float64 on fresh random inputs (rounded to the storage
+// dtype first, so every side sees the same numbers), sizes that are not multiples of the
+// tiles, f32 and bf16. Element by element: |got - ref| <= rel * |ref| + abs * scale, where
+// rel is the output's rounding (plus f32 arithmetic) and `scale` the size of the terms a
+// reduction sums. AdamW against torch::optim::AdamW over several steps; the whole model
+// with --kernels tessel against eager; the ops' errors. Skipped without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/model/AdamW.h"
+#include "bench/model/Autocast.h"
+#include "bench/model/TransformerLM.h"
+#include "bench/ops/FusedOps.h"
+#include "runtime/Runtime.h"
+
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+using namespace tessel;
+
+namespace {
+
+bool haveGpu() { return torch::cuda::is_available() && Driver::isAvailable(); }
+
+#define SKIP_WITHOUT_GPU()                                                                         \
+  if (!haveGpu())                                                                                  \
+  GTEST_SKIP() << "no GPU"
+
+auto f64() { return torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA); }
+
+/// Random values already representable in `dtype`, held in float64.
+torch::Tensor randomIn(torch::IntArrayRef shape, torch::ScalarType dtype, double scale = 1.0) {
+  return (torch::randn(shape, f64()) * scale).to(dtype).to(torch::kFloat64);
+}
+
+/// The relative rounding of one value stored in `dtype` (plus a little f32 arithmetic).
+double rounding(torch::ScalarType dtype) {
+  return dtype == torch::kFloat32 ? 1e-5 : dtype == torch::kHalf ? 2e-3 : 1.6e-2;
+}
+
+/// Every element of `got` within rel * |ref| + absolute of `ref` (absolute: a tensor
+/// broadcastable to ref, or a number); reports the count and the worst ones.
+void expectClose(const char *what, const torch::Tensor &got, const torch::Tensor &ref, double rel,
+                 const torch::Tensor &absolute) {
+  ASSERT_EQ(got.sizes(), ref.sizes()) << what;
+  torch::Tensor g = got.to(torch::kFloat64), err = (g - ref).abs();
+  torch::Tensor bound = rel * ref.abs() + absolute;
+  torch::Tensor bad = ~(err <= bound); // NaN counts as bad
+  int64_t count = bad.sum().item<int64_t>();
+  if (count > 0) {
+    int64_t worst = ((err - bound) / bound).nan_to_num(INFINITY).flatten().argmax().item<int64_t>();
+    ADD_FAILURE() << what << ": " << count << " of " << ref.numel()
+                  << " elements out of bounds; worst at flat index " << worst << ": got "
+                  << g.flatten()[worst].item<double>() << ", expected "
+                  << ref.flatten()[worst].item<double>() << ", bound "
+                  << bound.expand_as(ref).flatten()[worst].item<double>();
+  }
+}
+
+void expectClose(const char *what, const torch::Tensor &got, const torch::Tensor &ref, double rel,
+                 double absolute) {
+  expectClose(what, got, ref, rel, torch::full({}, absolute, f64()));
+}
+
+class FusedOpsTest : public ::testing::TestWithParam<torch::ScalarType> {
+protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+  torch::ScalarType dtype() const { return GetParam(); }
+};
+
+std::string dtypeName(const ::testing::TestParamInfo<torch::ScalarType> &info) {
+  return info.param == torch::kFloat32 ? "f32" : info.param == torch::kBFloat16 ? "bf16" : "f16";
+}
+
+TEST_P(FusedOpsTest, RmsNorm) {
+  for (auto [rows, n] : {std::pair{37, 1000}, {5, 768}, {130, 1600}, {3, 8192}, {1, 1}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(n));
+    torch::Tensor x = randomIn({rows, n}, dtype()), dy = randomIn({rows, n}, dtype());
+    torch::Tensor w = randomIn({n}, torch::kFloat32);
+    double eps = 1e-5;
+    // float64 reference with autograd.
+    torch::Tensor xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true);
+    torch::Tensor yr = xr * torch::rsqrt(xr.square().mean(-1, true) + eps) * wr;
+    yr.backward(dy);
+    torch::Tensor xt = x.to(dtype()).requires_grad_(true);
+    torch::Tensor wt = w.to(torch::kFloat32).requires_grad_(true);
+    torch::Tensor y = ops::rmsNorm(xt, wt, eps);
+    EXPECT_EQ(y.scalar_type(), dtype());
+    y.backward(dy.to(dtype()));
+    double rel = rounding(dtype());
+    expectClose("y", y, yr.detach(), rel, 1e-6);
+    // dx sums over the row (its mean term): f32 arithmetic on n terms of size |dy w x_hat|.
+    torch::Tensor rstd = torch::rsqrt(x.square().mean(-1, true) + eps);
+    torch::Tensor rowScale = (dy * w).abs().mean(-1, true) * rstd;
+    expectClose("dx", xt.grad(), xr.grad(), rel, rowScale * 4 * rel + 1e-6);
+    // dw sums over rows in f32 (from T inputs): bounded by f32's rounding of the sum of |terms|.
+    torch::Tensor colScale = (dy * x * rstd).abs().sum(0);
+    expectClose("dw", wt.grad(), wr.grad(), 1e-5, colScale * 1e-5 + 1e-6);
+  }
+}
+
+TEST_P(FusedOpsTest, SwiGLU) {
+  for (auto [rows, dff] : {std::pair{7, 1000}, {33, 1376}, {2, 4097}, {1, 1}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(dff));
+    torch::Tensor h = randomIn({rows, 2 * dff}, dtype(), 2.0), dout = randomIn({rows, dff}, dtype());
+    torch::Tensor hr = h.clone().requires_grad_(true);
+    torch::Tensor outr = torch::silu(hr.narrow(1, 0, dff)) * hr.narrow(1, dff, dff);
+    outr.backward(dout);
+    torch::Tensor ht = h.to(dtype()).requires_grad_(true);
+    torch::Tensor out = ops::swiglu(ht);
+    out.backward(dout.to(dtype()));
+    double rel = rounding(dtype());
+    expectClose("out", out, outr.detach(), rel, 1e-6);
+    expectClose("dh", ht.grad(), hr.grad(), rel, 1e-6);
+  }
+}
+
+TEST_P(FusedOpsTest, RopeFromFusedProjection) {
+  for (auto [batch, seq, heads, dHead] :
+       {std::tuple{2, 37, 3, 64}, {1, 5, 25, 64}, {3, 17, 2, 16}, {1, 1, 1, 2}}) {
+    SCOPED_TRACE(std::to_string(batch) + "x" + std::to_string(seq) + " heads " +
+                 std::to_string(heads) + " d " + std::to_string(dHead));
+    model::RotaryEmbedding rope(10000.0, dHead, 64, torch::TensorOptions().device(torch::kCUDA));
+    int64_t d = heads * dHead;
+    torch::Tensor qkv = randomIn({batch, seq, 3 * d}, dtype());
+    torch::Tensor dq = randomIn({batch, heads, seq, dHead}, dtype());
+    torch::Tensor dk = randomIn({batch, heads, seq, dHead}, dtype());
+    torch::Tensor dv = randomIn({batch, heads, seq, dHead}, dtype());
+    // The eager model's RoPE on views of the projection, in float64.
+    torch::Tensor qkvr = qkv.clone().requires_grad_(true);
+    auto split = [&](int64_t part) {
+      return qkvr.narrow(-1, part * d, d).view({batch, seq, heads, dHead}).transpose(1, 2);
+    };
+    torch::Tensor qr = rope(split(0)), kr = rope(split(1)), vr = split(2);
+    torch::autograd::backward({qr, kr, vr}, {dq, dk, dv});
+    torch::Tensor qkvt = qkv.to(dtype()).requires_grad_(true);
+    auto [q, k, v] = ops::rope(qkvt, rope->cosTable, rope->sinTable, heads);
+    EXPECT_TRUE(q.is_contiguous() && k.is_contiguous() && v.is_contiguous());
+    torch::autograd::backward({q, k, v}, {dq.to(dtype()), dk.to(dtype()), dv.to(dtype())});
+    double rel = rounding(dtype());
+    // Each output is a sum of two products of unit-size numbers: f32 on top of the rounding.
+    expectClose("q", q, qr.detach(), rel, rel * 2);
+    expectClose("k", k, kr.detach(), rel, rel * 2);
+    expectClose("v", v, vr.detach(), 0, 0); // copied
+    expectClose("dqkv", qkvt.grad(), qkvr.grad(), rel, rel * 2);
+  }
+}
+
+TEST_P(FusedOpsTest, CrossEntropy) {
+  for (auto [rows, vocab] :
+       {std::pair{37, 1000}, {9, 10000}, {4, 50257}, {3, 128256}, {2, 1}, {5, 4095}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(vocab));
+    torch::Tensor logits = randomIn({rows, vocab}, dtype(), 3.0);
+    torch::Tensor targets = torch::randint(vocab, {rows}, torch::TensorOptions()
+                                                              .dtype(torch::kLong)
+                                                              .device(torch::kCUDA));
+    torch::Tensor lr = logits.clone().requires_grad_(true);
+    torch::Tensor lossr = at::cross_entropy_loss(lr, targets);
+    lossr.backward(torch::full({}, 1.7, f64()));
+    torch::Tensor lt = logits.to(dtype()).requires_grad_(true);
+    torch::Tensor loss = ops::crossEntropy(lt, targets);
+    EXPECT_EQ(loss.scalar_type(), torch::kFloat32);
+    loss.backward(torch::full({}, 1.7, torch::TensorOptions().device(torch::kCUDA)));
+    // The loss: f32 sums over the vocabulary (relative ~ 1e-6 each), mean over rows.
+    expectClose("loss", loss, lossr.detach(), 1e-5, 1e-5);
+    // dlogits = (p - onehot) * 1.7 / rows, rounded to T; p from f32 exp and lse.
+    double rel = rounding(dtype());
+    expectClose("dlogits", lt.grad(), lr.grad(), rel, 1e-5 * 1.7 / rows);
+  }
+}
+
+TEST_P(FusedOpsTest, CrossEntropyTargetOutsideVocabularyIsNaN) {
+  torch::Tensor logits = torch::randn({3, 100}, torch::TensorOptions().device(torch::kCUDA))
+                             .to(dtype());
+  torch::Tensor targets =
+      torch::tensor({5, 100, -1}, torch::TensorOptions().dtype(torch::kLong)).to(torch::kCUDA);
+  EXPECT_TRUE(std::isnan(ops::crossEntropy(logits, targets).item<double>()));
+  targets = torch::tensor({5, 99, 0}, torch::TensorOptions().dtype(torch::kLong)).to(torch::kCUDA);
+  EXPECT_TRUE(std::isfinite(ops::crossEntropy(logits, targets).item<double>()));
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, FusedOpsTest,
+                         ::testing::Values(torch::kFloat32, torch::kBFloat16), dtypeName);
+
+/// Tessel's AdamW against torch::optim::AdamW, parameter by parameter, over several steps
+/// (a tensor larger than a chunk, a scalar, ragged sizes; one parameter skips a step).
+TEST(FusedOpsAdamW, MatchesTorchOptimAdamW) {
+  SKIP_WITHOUT_GPU();
+  ops::installTesselOps();
+  auto options = torch::TensorOptions().device(torch::kCUDA);
+  std::vector<std::vector<int64_t>> shapes = {{70001}, {}, {37, 41}, {3, 5, 7}, {131072}};
+  std::vector<torch::Tensor> mine, theirs;
+  for (auto &shape : shapes) {
+    torch::Tensor p = torch::randn(shape, options);
+    mine.push_back(p.clone().requires_grad_(true));
+    theirs.push_back(p.clone().requires_grad_(true));
+  }
+  model::AdamWOptions o;
+  o.lr = 3e-3, o.weightDecay = 0.1, o.impl = model::AdamWImpl::Tessel;
+  model::AdamW adamw(mine, o);
+  torch::optim::AdamW reference(
+      theirs, torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(
+                  o.weightDecay));
+  for (int step = 0; step < 6; ++step) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      bool skip = step == 2 && i == 2; // no gradient: both optimizers leave it alone
+      torch::Tensor g = torch::randn(shapes[i], options);
+      mine[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+      theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+    }
+    adamw.step();
+    reference.step();
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      SCOPED_TRACE("step " + std::to_string(step) + ", parameter " + std::to_string(i));
+      torch::Tensor ref = theirs[i].detach().to(torch::kFloat64);
+      expectClose("param", mine[i].detach(), ref, 1e-6, 1e-6);
+    }
+  }
+}
+
+/// A small model's loss and gradients with every Tessel kernel against eager LibTorch,
+/// f32 (tight) and under bf16 autocast (bf16 noise).
+TEST(FusedOpsModel, TesselKernelsMatchEager) {
+  SKIP_WITHOUT_GPU();
+  ops::installTesselOps();
+  for (bool bf16 : {false, true}) {
+    SCOPED_TRACE(bf16 ? "bf16 autocast" : "f32");
+    model::ModelConfig config;
+    config.vocabSize = 1000, config.contextLength = 64, config.dModel = 192, config.dFF = 520;
+    config.numLayers = 2, config.numHeads = 3;
+    auto losses = [&](model::KernelImpl kernels, model::AttentionImpl attention) {
+      torch::manual_seed(11);
+      model::TransformerLM lm(config, torch::kCUDA);
+      lm->setKernels(kernels);
+      lm->setAttention(attention);
+      auto opts = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+      torch::Tensor tokens = torch::randint(config.vocabSize, {3, 61}, opts);
+      torch::Tensor targets = torch::randint(config.vocabSize, {3, 61}, opts);
+      torch::Tensor loss;
+      {
+        model::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, bf16);
+        loss = model::crossEntropy(lm->forward(tokens), targets, kernels);
+      }
+      loss.backward();
+      std::vector<torch::Tensor> grads;
+      for (auto &p : lm->parameters())
+        grads.push_back(p.grad().flatten());
+      return std::pair{loss.item<double>(), torch::cat(grads)};
+    };
+    auto [eagerLoss, eagerGrads] = losses(model::KernelImpl::Eager, model::AttentionImpl::Sdpa);
+    // f32: SDPA on both sides (Tessel's attention would run f32 through tf32); under
+    // autocast Tessel's attention too.
+    auto [tesselLoss, tesselGrads] = losses(
+        model::KernelImpl::Tessel, bf16 ? model::AttentionImpl::Tessel : model::AttentionImpl::Sdpa);
+    double tol = bf16 ? 2e-2 : 1e-4;
+    EXPECT_NEAR(tesselLoss, eagerLoss, tol * std::abs(eagerLoss));
+    double gradErr = (tesselGrads - eagerGrads).norm().item<double>() /
+                     eagerGrads.norm().item<double>();
+    EXPECT_LE(gradErr, bf16 ? 3e-2 : 1e-3) << "relative gradient difference";
+  }
+}
+
+TEST(FusedOpsErrors, NameWhatIsWrong) {
+  SKIP_WITHOUT_GPU();
+  auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  auto message = [](auto fn) {
+    try {
+      fn();
+    } catch (const std::invalid_argument &e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(message([] { ops::rmsNorm(torch::ones({2, 4}), torch::ones({4}), 1e-5); })
+                .find("rms_norm: every tensor must be on one CUDA device"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::rmsNorm(torch::ones({2, 4}, cuda), torch::ones({5}, cuda), 1e-5); })
+                .find("rms_norm: the weight must be [n]"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::rmsNorm(torch::ones({2, 9000}, cuda), torch::ones({9000}, cuda), 1e-5); })
+                .find("longer than the 8192"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::swiglu(torch::ones({2, 5}, cuda)); }).find("swiglu: h must be"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::swiglu(torch::ones({2, 4}, cuda.dtype(torch::kFloat64))); })
+                .find("swiglu: dtype must be f32, bf16 or f16"),
+            std::string::npos);
+  torch::Tensor table = torch::ones({8, 2}, cuda);
+  EXPECT_NE(message([&] { ops::rope(torch::ones({1, 9, 24}, cuda), table, table, 2); })
+                .find("rope: cos and sin must be"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::rope(torch::ones({1, 4, 25}, cuda), table, table, 2); })
+                .find("rope: qkv must be"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              ops::crossEntropy(torch::ones({3, 10}, cuda), torch::zeros({3}, cuda.dtype(torch::kInt)));
+            }).find("cross_entropy: targets must be int64"),
+            std::string::npos);
+}
+
+} // namespace
