@@ -18,6 +18,7 @@
 #include "bench/tools/Report.h"
 #include "bench/tools/Subcommand.h"
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <functional>
@@ -105,6 +106,39 @@ int runFused(int argc, char **argv) {
   auto f32 = bf16.dtype(torch::kFloat32);
   std::vector<Case> cases;
   std::string rows = std::to_string(tokens);
+  torch::Tensor flush = torch::empty({int64_t(256) << 20}, f32.dtype(torch::kByte));
+  auto clear = [&] { flush.zero_(); };
+  torch::Tensor copyIn = torch::empty({int64_t(1) << 30}, f32.dtype(torch::kByte));
+  torch::Tensor copyOut = torch::empty_like(copyIn);
+  double copyMs = medianMsColdL2(driver, warmup, samples, [&] { copyOut.copy_(copyIn); }, clear);
+  double copyGbps = 2.0 * double(copyIn.numel()) / (copyMs * 1e-3) / 1e9;
+  copyIn = copyOut = torch::Tensor();
+  std::vector<Record> records;
+  // Runs the cases made so far and frees their tensors before the next group is made.
+  auto runCases = [&] {
+    for (Case &c : cases) {
+      c.eager(), c.tessel();
+      double error = c.maxError();
+      double eagerMs = medianMsColdL2(driver, warmup, samples, c.eager, clear);
+      double tesselMs = medianMsColdL2(driver, warmup, samples, c.tessel, clear);
+      auto gbps = [&](double ms) { return c.bytes / (ms * 1e-3) / 1e9; };
+      Record r;
+      r.set("op", c.op);
+      r.set("shape", c.shape);
+      r.set("bytes", c.bytes);
+      r.set("eager_ms", eagerMs);
+      r.set("tessel_ms", tesselMs);
+      r.set("eager_gbps", gbps(eagerMs));
+      r.set("tessel_gbps", gbps(tesselMs));
+      r.set("tessel_vs_copy", gbps(tesselMs) / copyGbps);
+      r.set("speedup_vs_eager", eagerMs / tesselMs);
+      r.set("max_abs_diff_vs_eager", error);
+      records.push_back(r);
+      std::cerr << c.op << " " << c.shape << " done\n";
+    }
+    cases.clear();
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  };
   if (wanted("rmsnorm"))
     for (auto dtype : {torch::kBFloat16, torch::kFloat32}) {
       int64_t n = 4096;
@@ -114,6 +148,7 @@ int runFused(int argc, char **argv) {
                          {torch::randn({tokens, n}, bf16.dtype(dtype)), torch::randn({n}, f32)},
                          [](auto &in) { return eagerRmsNorm(in[0], in[1]); },
                          [](auto &in) { return ops::rmsNorm(in[0], in[1], 1e-5); });
+      runCases();
     }
   if (wanted("swiglu")) {
     int64_t dff = 8192;
@@ -124,6 +159,7 @@ int runFused(int argc, char **argv) {
                          return torch::silu(in[0].narrow(-1, 0, dff)) * in[0].narrow(-1, dff, dff);
                        },
                        [](auto &in) { return ops::swiglu(in[0]); });
+    runCases();
   }
   if (wanted("rope")) {
     // xl: 25 heads of 64; tokens as batches of 512. Eager: the model's RoPE on q and k views
@@ -163,6 +199,7 @@ int runFused(int argc, char **argv) {
                      [=] { (*grads)[0] = torch::autograd::grad(ye, {qkv}, dy, true)[0]; },
                      [=] { (*grads)[1] = torch::autograd::grad(yt, {qkv}, dy, true)[0]; },
                      [=] { return maxDiff((*grads)[1], (*grads)[0]); }});
+    runCases();
   }
   if (wanted("cross_entropy"))
     for (int64_t vocab : {int64_t(10000), int64_t(50257)}) {
@@ -174,22 +211,22 @@ int runFused(int argc, char **argv) {
                            return at::cross_entropy_loss(in[0].to(torch::kFloat32), in[1]);
                          },
                          [](auto &in) { return ops::crossEntropy(in[0], in[1]); });
+      runCases();
     }
   if (wanted("adamw")) {
+    // One set of parameters (f32, with gradients) and two optimizers over it: PyTorch's
+    // fused AdamW and Tessel's, each with its own state.
     model::TransformerLM meta(model::ModelConfig::preset(model), torch::kMeta);
-    auto makeSet = [&] {
-      std::vector<torch::Tensor> params;
-      for (const torch::Tensor &p : meta->parameters()) {
-        torch::Tensor t = torch::randn(p.sizes(), f32).requires_grad_(true);
-        t.mutable_grad() = torch::randn(p.sizes(), f32);
-        params.push_back(t);
-      }
-      return params;
-    };
+    std::vector<torch::Tensor> params;
+    for (const torch::Tensor &p : meta->parameters()) {
+      torch::Tensor t = torch::randn(p.sizes(), f32).requires_grad_(true);
+      t.mutable_grad() = torch::randn(p.sizes(), f32);
+      params.push_back(t);
+    }
     auto make = [&](model::AdamWImpl impl) {
       model::AdamWOptions o;
       o.impl = impl;
-      auto adamw = std::make_shared<model::AdamW>(makeSet(), o);
+      auto adamw = std::make_shared<model::AdamW>(params, o);
       adamw->step(); // creates the state
       return adamw;
     };
@@ -198,34 +235,8 @@ int runFused(int argc, char **argv) {
     cases.push_back({"adamw (fused vs tessel)", model + " " + std::to_string(int64_t(n)) + " params",
                      28 * n, [=] { fused->step(); }, [=] { tessel->step(); },
                      [] { return 0.0; }}); // checked against torch.optim.AdamW by the GPU tests
-  }
-
-  torch::Tensor flush = torch::empty({int64_t(256) << 20}, f32.dtype(torch::kByte));
-  auto clear = [&] { flush.zero_(); };
-  torch::Tensor copyIn = torch::empty({int64_t(1) << 30}, f32.dtype(torch::kByte));
-  torch::Tensor copyOut = torch::empty_like(copyIn);
-  double copyMs = medianMsColdL2(driver, warmup, samples, [&] { copyOut.copy_(copyIn); }, clear);
-  double copyGbps = 2.0 * double(copyIn.numel()) / (copyMs * 1e-3) / 1e9;
-  std::vector<Record> records;
-  for (Case &c : cases) {
-    c.eager(), c.tessel();
-    double error = c.maxError();
-    double eagerMs = medianMsColdL2(driver, warmup, samples, c.eager, clear);
-    double tesselMs = medianMsColdL2(driver, warmup, samples, c.tessel, clear);
-    auto gbps = [&](double ms) { return c.bytes / (ms * 1e-3) / 1e9; };
-    Record r;
-    r.set("op", c.op);
-    r.set("shape", c.shape);
-    r.set("bytes", c.bytes);
-    r.set("eager_ms", eagerMs);
-    r.set("tessel_ms", tesselMs);
-    r.set("eager_gbps", gbps(eagerMs));
-    r.set("tessel_gbps", gbps(tesselMs));
-    r.set("tessel_vs_copy", gbps(tesselMs) / copyGbps);
-    r.set("speedup_vs_eager", eagerMs / tesselMs);
-    r.set("max_abs_diff_vs_eager", error);
-    records.push_back(r);
-    std::cerr << c.op << " " << c.shape << " done\n";
+    params.clear();
+    runCases();
   }
   std::vector<Column> columns = {
       fieldColumn("op", "op", 0, true), fieldColumn("shape", "shape", 0, true),

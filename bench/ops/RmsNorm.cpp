@@ -33,6 +33,7 @@ struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
                   currentStream());
     ctx->save_for_backward({rows, w, rstd});
     ctx->saved_data["weight_dtype"] = int64_t(weight.scalar_type());
+    ctx->saved_data["shape"] = x.sizes().vec();
     return y.view(x.sizes());
   }
 
@@ -41,9 +42,10 @@ struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
     auto saved = ctx->get_saved_variables();
     torch::Tensor rows = saved[0], w = saved[1], rstd = saved[2];
     auto weightDtype = torch::ScalarType(ctx->saved_data["weight_dtype"].toInt());
+    std::vector<int64_t> shape = ctx->saved_data["shape"].toIntVector();
     int64_t nRows = rows.size(0), n = rows.size(1);
     if (!grads[0].defined() || rows.numel() == 0)
-      return {torch::zeros_like(rows), torch::zeros({n}, w.options().dtype(weightDtype)),
+      return {torch::zeros(shape, rows.options()), torch::zeros({n}, w.options().dtype(weightDtype)),
               torch::Tensor()};
     torch::Tensor dy = grads[0].reshape({nRows, n}).to(rows.scalar_type()).contiguous();
     torch::Tensor dx = torch::empty_like(rows);
@@ -60,7 +62,7 @@ struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
     kernel("column_sum", rows.scalar_type())
         .launch([&](const Config &c) { return Grid(cdiv(n, c["BLOCK"])); },
                 {dw.data_ptr(), partial.data_ptr(), int32_t(parts), int32_t(n)}, stream);
-    return {dx, dw.to(weightDtype), torch::Tensor()};
+    return {dx.view(shape), dw.to(weightDtype), torch::Tensor()};
   }
 };
 

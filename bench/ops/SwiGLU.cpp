@@ -34,6 +34,7 @@ struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
                   {out.data_ptr(), rows.data_ptr(), int32_t(dFF), int32_t(width), int32_t(dFF)},
                   currentStream());
     ctx->save_for_backward({rows});
+    ctx->saved_data["shape"] = h.sizes().vec();
     std::vector<int64_t> shape = h.sizes().vec();
     shape.back() = dFF;
     return out.view(shape);
@@ -43,8 +44,9 @@ struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
                                                torch::autograd::tensor_list grads) {
     torch::Tensor rows = ctx->get_saved_variables()[0];
     int64_t width = rows.size(1), dFF = width / 2;
+    std::vector<int64_t> shape = ctx->saved_data["shape"].toIntVector();
     if (!grads[0].defined() || rows.numel() == 0)
-      return {torch::zeros_like(rows)};
+      return {torch::zeros(shape, rows.options())};
     torch::Tensor dout = grads[0].reshape({rows.size(0), dFF}).to(rows.scalar_type()).contiguous();
     torch::Tensor dh = torch::empty_like(rows);
     kernel("swiglu_bwd", rows.scalar_type())
@@ -52,7 +54,7 @@ struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
                 {dh.data_ptr(), dout.data_ptr(), rows.data_ptr(), int32_t(dFF), int32_t(width),
                  int32_t(dFF)},
                 currentStream());
-    return {dh};
+    return {dh.view(shape)};
   }
 };
 
