@@ -35,8 +35,10 @@ HostTensor f32(size_t n) { return HostTensor("f32", n); }
 TEST_P(FusedKernelsTest, RmsNormForwardAndBackward) {
   int rows = 37, n = 300; // BLOCK 1024 masks 724 columns; 3 backward programs of 16 rows
   double eps = 1e-5;
+  for (const char *rowsAtOnce : {"R=1", "R=4"}) {
+  SCOPED_TRACE(rowsAtOnce);
   SourceKernel fwd = compileKernel("rmsnorm.tsl", "rmsnorm_fwd", {"T=" + dt(), "BLOCK=1024"});
-  SourceKernel bwd = compileKernel("rmsnorm.tsl", "rmsnorm_bwd", {"T=" + dt(), "BLOCK=1024"});
+  SourceKernel bwd = compileKernel("rmsnorm.tsl", "rmsnorm_bwd", {"T=" + dt(), "BLOCK=1024", rowsAtOnce});
   SourceKernel colsum = compileKernel("rmsnorm.tsl", "column_sum", {"BLOCK=128"});
   ASSERT_TRUE(fwd.kernel && bwd.kernel && colsum.kernel);
   HostTensor x = randomTensor(dt(), size_t(rows * n), 1), dy = randomTensor(dt(), size_t(rows * n), 2);
@@ -74,6 +76,7 @@ TEST_P(FusedKernelsTest, RmsNormForwardAndBackward) {
   }
   for (int c = 0; c < n; ++c)
     EXPECT_WITHIN(dw.get(size_t(c)), dwRef[size_t(c)], 1e-5 * dwScale[size_t(c)] + 1e-6, "dw " << c);
+  }
 }
 
 TEST_P(FusedKernelsTest, SwiGLUForwardAndBackward) {
@@ -145,7 +148,9 @@ TEST_P(FusedKernelsTest, RopeForwardAndBackward) {
 
 TEST_P(FusedKernelsTest, CrossEntropyForwardAndBackward) {
   int rows = 4, vocab = 5003, stride = 5010; // BLOCK 2048: three tiles, the last ragged
-  SourceKernel fwd = compileKernel("cross_entropy.tsl", "cross_entropy_fwd", {"T=" + dt(), "BLOCK=2048"});
+  for (const char *statistics : {"SCALAR=False", "SCALAR=True"}) {
+  SCOPED_TRACE(statistics);
+  SourceKernel fwd = compileKernel("cross_entropy.tsl", "cross_entropy_fwd", {"T=" + dt(), "BLOCK=2048", statistics});
   SourceKernel bwd = compileKernel("cross_entropy.tsl", "cross_entropy_bwd", {"T=" + dt(), "BLOCK=2048"});
   ASSERT_TRUE(fwd.kernel && bwd.kernel);
   HostTensor logits = randomTensor(dt(), size_t(rows * stride), 7, 3.0f);
@@ -182,6 +187,7 @@ TEST_P(FusedKernelsTest, CrossEntropyForwardAndBackward) {
       EXPECT_WITHIN(dlogits.get(size_t(r * vocab + c)), ref, rel() * std::fabs(ref) + 1e-5 * p * 1.5 * scale + 1e-9,
                     "dlogits " << r << "," << c);
     }
+  }
   }
 }
 
