@@ -49,14 +49,15 @@ struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
               torch::Tensor()};
     torch::Tensor dy = grads[0].reshape({nRows, n}).to(rows.scalar_type()).contiguous();
     torch::Tensor dx = torch::empty_like(rows);
-    constexpr int64_t kRowsPerProgram = 16; // rmsnorm_bwd's ROWS
-    int64_t parts = cdiv(nRows, kRowsPerProgram);
+    // At most ~1024 programs (and partial rows), each over a multiple of 8 rows (R | 8).
+    int64_t rowsPerProgram = cdiv(std::max<int64_t>(cdiv(nRows, 1024), 1), 8) * 8;
+    int64_t parts = cdiv(nRows, rowsPerProgram);
     torch::Tensor partial = torch::empty({parts, n}, rows.options().dtype(torch::kFloat32));
     CUstream stream = currentStream();
     kernel("rmsnorm_bwd", rows.scalar_type())
         .launch(parts,
                 {dx.data_ptr(), partial.data_ptr(), dy.data_ptr(), rows.data_ptr(), w.data_ptr(),
-                 rstd.data_ptr(), int32_t(n), int32_t(nRows), int32_t(n)},
+                 rstd.data_ptr(), int32_t(n), int32_t(nRows), int32_t(n), int32_t(rowsPerProgram)},
                 stream);
     torch::Tensor dw = torch::empty({n}, partial.options());
     kernel("column_sum", rows.scalar_type())
