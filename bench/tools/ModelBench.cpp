@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -61,7 +62,7 @@ struct Options {
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   double lr = 1e-3;
   std::string device = "auto", adamw = "auto", snapshotDir = ".";
-  std::string json, csv, markdownFile;
+  std::string json, csv, markdownFile, lossCurve;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
 };
 
@@ -370,6 +371,14 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       r.set("loss_first", losses.front());
       r.set("loss_last", losses.back());
     }
+    if (!options.lossCurve.empty()) {
+      // One line per step (warm-up included): the configuration, the step, its loss.
+      std::ofstream curve(options.lossCurve, std::ios::app);
+      for (size_t i = 0; i < losses.size(); ++i)
+        curve << label << "," << i << "," << losses[i] << "\n";
+      if (!curve)
+        throw std::runtime_error("cannot write " + options.lossCurve);
+    }
     if (const auto *step = r.get("step_ms_mean"); step && std::holds_alternative<double>(*step))
       r.set("tokens_per_s", options.batch * config.context / (std::get<double>(*step) / 1000.0));
     if (history) {
@@ -494,6 +503,9 @@ int runModel(int argc, char **argv) {
   flags.add("json", "FILE", "write the results as JSON", o.json);
   flags.add("csv", "FILE", "write the results as CSV", o.csv);
   flags.add("markdown-file", "FILE", "write the table as markdown", o.markdownFile);
+  flags.add("loss-curve", "FILE",
+            "append every step's loss as CSV lines (configuration,step,loss); the batch is fixed",
+            o.lossCurve);
   flags.addSwitch("markdown", "print the table as markdown", o.markdown);
   flags.addSwitch("quiet", "no progress lines on stderr", o.quiet);
   if (auto exit = flags.parseOrExit(argc, argv))
