@@ -268,12 +268,15 @@ memcheck tessel-kernel-gpu-tests *:-LargeTensorTest.*
 memcheck tessel-agreement-gpu-tests *
 memcheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
 memcheck tessel-attention-gpu-tests $attention_filter
+memcheck tessel-ops-gpu-tests *
 racecheck tessel-kernel-gpu-tests *:-LargeTensorTest.*
 racecheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
 racecheck tessel-attention-gpu-tests *QueryAndKeyLengthsDiffer*/bf16_d64:FlashAttentionViews*
+racecheck tessel-ops-gpu-tests DTypes/*
 synccheck tessel-kernel-gpu-tests *:-LargeTensorTest.*
 synccheck tessel-matmul-gpu-tests *SmallAndRaggedSizes*
 synccheck tessel-attention-gpu-tests *MatchesFloat64*/bf16_d64
+synccheck tessel-ops-gpu-tests DTypes/*
 LIST
       ;;
     launch)
