@@ -62,7 +62,7 @@ using namespace tessel::dist;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 struct CommonOptions {
-  std::string model = "xl", attention = "sdpa", backend = "auto", adamw = "auto";
+  std::string model = "xl", attention = "sdpa", kernels = "eager", backend = "auto", adamw = "auto";
   std::vector<std::string> precisions = {"fp32"};
   int64_t context = 128, batch = 4, warmup = 5, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
@@ -79,6 +79,9 @@ struct CommonOptions {
     flags.add("batch-size", "N", "global batch (split evenly over the ranks)", batch);
     flags.addList("precision", "LIST", "fp32 | bf16 (autocast; parameters stay f32)", precisions);
     flags.add("attention", "IMPL", "naive | sdpa | tessel", attention);
+    flags.add("kernels", "IMPL",
+              "eager | tessel (RMSNorm, SwiGLU, RoPE, cross-entropy and, by default, AdamW)",
+              kernels);
     flags.add("warmup", "N", "untimed steps first", warmup);
     flags.add("steps", "N", "timed steps", steps);
     flags.add("d-model", "N", "override d_model", dModel);
@@ -87,7 +90,10 @@ struct CommonOptions {
     flags.add("num-heads", "N", "override the number of heads", numHeads);
     flags.add("vocab-size", "N", "override the vocabulary size", vocabSize);
     flags.add("backend", "NAME", "auto | nccl | gloo", backend);
-    flags.add("adamw", "IMPL", "auto (fused on CUDA, foreach on CPU) | fused | foreach", adamw);
+    flags.add("adamw", "IMPL",
+              "auto (on CUDA tessel with --kernels tessel, else fused; foreach on CPU) | fused | "
+              "foreach | tessel",
+              adamw);
     flags.add("lr", "X", "AdamW learning rate", lr);
     flags.add("seed", "N", "seed for the weights (and, plus the rank, the batch)", seed);
     flags.add("timeout", "SECONDS", "collective timeout", timeoutSeconds);
@@ -102,6 +108,16 @@ struct CommonOptions {
     flags.add("json", "FILE", "write the results as JSON (rank 0)", json);
     flags.add("markdown-file", "FILE", "write the table as markdown (rank 0)", markdownFile);
     flags.addSwitch("markdown", "print the table as markdown", markdown);
+  }
+
+  /// --adamw auto: on CUDA Tessel's kernel with Tessel's kernels, PyTorch's fused one
+  /// otherwise; foreach on the CPU.
+  std::string resolvedAdamW(bool cuda) const {
+    if (adamw != "auto")
+      return adamw;
+    if (!cuda)
+      return "foreach";
+    return kernels == "tessel" ? "tessel" : "fused";
   }
 
   ModelConfig modelConfig() const {
@@ -120,6 +136,7 @@ struct CommonOptions {
       c.name = "custom";
     c.contextLength = context;
     c.attention = tessel::model::parseAttentionImpl(attention);
+    c.kernels = tessel::model::parseKernelImpl(kernels);
     c.validate();
     return c;
   }
@@ -176,7 +193,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     ddp = std::make_unique<DataParallel>(lm.ptr(), pg, *setup.ddp);
   tessel::model::AdamWOptions adamw;
   adamw.lr = o.lr;
-  std::string impl = o.adamw == "auto" ? (cuda ? "fused" : "foreach") : o.adamw;
+  std::string impl = o.resolvedAdamW(cuda);
   adamw.impl = tessel::model::parseAdamWImpl(impl);
   std::unique_ptr<ShardedOptimizer> shard;
   std::unique_ptr<LocalOptimizer> full;
@@ -330,7 +347,8 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("global_batch", o.batch);
   r.set("world_size", static_cast<int64_t>(pg->size()));
   r.set("backend", pg->backendName());
-  r.set("adamw", o.adamw == "auto" ? (pg->device().is_cuda() ? "fused" : "foreach") : o.adamw);
+  r.set("adamw", o.resolvedAdamW(pg->device().is_cuda()));
+  r.set("kernels", o.kernels);
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);
   storeSummary(r, "comm_wait_ms", m.waitMs);
