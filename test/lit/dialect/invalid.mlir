@@ -59,6 +59,17 @@ func.func @reduce_axis_out_of_range(%t: tensor<4xf32>) {
 
 // -----
 
+// A 16x16 tile reduced along axis 1 must have the layout sliced along 1 (the shapes alone
+// would allow the slice along 0).
+#blocked = #tessel.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @reduce_slice_along_other_axis(%t: tensor<16x16xf32, #blocked>) {
+  // expected-error @+1 {{result layout must be the operand layout sliced along axis 1}}
+  %r = tessel.reduce add %t {axis = 1 : i32} : tensor<16x16xf32, #blocked> -> tensor<16xf32, #tessel.slice<{dim = 0, parent = #blocked}>>
+  return
+}
+
+// -----
+
 func.func @load_type_mismatch(%p: tensor<4x!tessel.ptr<f32>>, %m: tensor<8xi1>) {
   // expected-error @+1 {{mask has the shape of ptr}}
   %x = "tessel.load"(%p, %m) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<4x!tessel.ptr<f32>>, tensor<8xi1>) -> tensor<4xf32>

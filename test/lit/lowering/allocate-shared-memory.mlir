@@ -52,3 +52,37 @@ module {
     return %s : f32
   }
 }
+
+// -----
+
+// A wgmma operand's buffer starts 1024-byte aligned (its 128-byte swizzle repeats every
+// 1024 bytes): after 16 bytes of scratch, at 1024, unpadded (64 x 64 x 2 = 8192 bytes);
+// a padded buffer after it 128-byte aligned, at 9216.
+// CHECK: module attributes {tessel.shared = 18432 : i32}
+// CHECK: tessel.local_alloc {offset = 1024 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<1x64x64xbf16>
+// CHECK: tessel.local_alloc {offset = 9216 : i64} : !tessel.shared<1x64x64xbf16>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module {
+  func.func @wgmma_buffer(%x: tensor<1024xf32, #b>) -> f32 {
+    %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
+    %w = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<1x64x64xbf16>
+    %p = tessel.local_alloc : !tessel.shared<1x64x64xbf16>
+    return %s : f32
+  }
+}
+
+// -----
+
+// Several scratch users: the largest (a 64x64 f32 conversion, 16 KiB) wins, whatever
+// comes after it.
+// CHECK: module attributes {tessel.shared = 16384 : i32}
+#a = #tessel.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#c = #tessel.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]}>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module {
+  func.func @largest_wins(%x: tensor<64x64xf32, #a>, %y: tensor<1024xf32, #b>) -> f32 {
+    %c = tessel.convert_layout %x : tensor<64x64xf32, #a> -> tensor<64x64xf32, #c>
+    %s = tessel.reduce add %y {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
+    return %s : f32
+  }
+}

@@ -89,3 +89,20 @@ module attributes {tessel.num_warps = 2 : i32} {
     return
   }
 }
+
+// -----
+
+// A tile smaller than a warp (2x4): lanes 4 along the columns, 2 along the rows, and the
+// 4 lanes left over on the slowest dimension (rows: 8); the warps left over on the
+// fastest (columns: 4). Every thread holds one element, most of them copies.
+// CHECK: #[[SMALL:.*]] = #tessel.blocked<{sizePerThread = [1, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-LABEL: func.func @smaller_than_a_warp
+// CHECK: tessel.load %{{.*}} : tensor<2x4x!tessel.ptr<f32>, #[[SMALL]]>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @smaller_than_a_warp(%p: !tessel.ptr<f32>) {
+    %ptrs = tessel.splat %p : tensor<2x4x!tessel.ptr<f32>>
+    %x = tessel.load %ptrs : tensor<2x4x!tessel.ptr<f32>>
+    tessel.store %ptrs, %x : tensor<2x4x!tessel.ptr<f32>>
+    return
+  }
+}

@@ -90,3 +90,24 @@ module attributes {tessel.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// 128x128 on 8 warps: each doubling goes to the dimension whose share per warp is larger,
+// M on a tie (128/1 vs 128/1: M; 64 vs 128: N; 64 vs 64: M), so warps split 4x2.
+// CHECK-LABEL: func.func @square_on_eight_warps
+// CHECK: tessel.dot {{.*}} -> tensor<128x128xf32, #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 2], order = [1, 0]}>>
+module attributes {tessel.num_warps = 8 : i32} {
+  func.func @square_on_eight_warps(%pa: !tessel.ptr<bf16>, %pb: !tessel.ptr<bf16>, %pc: !tessel.ptr<f32>) {
+    %a_ptrs = tessel.splat %pa : tensor<128x32x!tessel.ptr<bf16>>
+    %b_ptrs = tessel.splat %pb : tensor<32x128x!tessel.ptr<bf16>>
+    %c_ptrs = tessel.splat %pc : tensor<128x128x!tessel.ptr<f32>>
+    %a = tessel.load %a_ptrs : tensor<128x32x!tessel.ptr<bf16>>
+    %b = tessel.load %b_ptrs : tensor<32x128x!tessel.ptr<bf16>>
+    %zero = arith.constant 0.0 : f32
+    %acc = tessel.splat %zero : tensor<128x128xf32>
+    %d = tessel.dot %a, %b, %acc : tensor<128x32xbf16>, tensor<32x128xbf16> -> tensor<128x128xf32>
+    tessel.store %c_ptrs, %d : tensor<128x128x!tessel.ptr<f32>>
+    return
+  }
+}

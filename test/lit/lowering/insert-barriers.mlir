@@ -215,3 +215,58 @@ func.func @back_edge_forgets_slots(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: !tes
   }
   return %r#0 : tensor<64x64xf32>
 }
+// -----
+
+// A read in either branch of an `if` counts after it: the copy into the buffer the else
+// branch's dot read waits for every reader.
+// CHECK-LABEL: func.func @read_in_else
+// CHECK: tessel.async_wait {pending = 0 : i32}
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: scf.if
+// CHECK-NOT: tessel.barrier
+// CHECK: tessel.dot
+// CHECK-NOT: tessel.barrier
+// CHECK: }
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.async_copy
+func.func @read_in_else(%c: i1, %p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>,
+                        %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %buf = tessel.local_alloc : !tessel.shared<64x32xbf16>
+  tessel.async_copy %p into %buf : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  tessel.async_commit
+  tessel.async_wait {pending = 0 : i32}
+  %r = scf.if %c -> (tensor<64x64xf32>) {
+    scf.yield %acc : tensor<64x64xf32>
+  } else {
+    %d = tessel.dot %buf, %y, %acc : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  tessel.async_copy %p into %buf : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// A dot reading wgmma operand buffers (written through the generic proxy by cp.async,
+// read through the async proxy): fence.proxy.async, then the barrier.
+// CHECK-LABEL: func.func @wgmma_fence
+// CHECK: tessel.async_wait {pending = 0 : i32}
+// CHECK-NEXT: tessel.fence_async_shared
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.local_index
+func.func @wgmma_fence(%p: tensor<128x64x!tessel.ptr<bf16>>, %q: tensor<64x128x!tessel.ptr<bf16>>,
+                       %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %ra = tessel.local_alloc {tessel.wgmma_operand = "a"} : !tessel.shared<1x128x64xbf16>
+  %rb = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<1x64x128xbf16>
+  %a = tessel.local_index %ra[%c0] : !tessel.shared<1x128x64xbf16> -> !tessel.shared<128x64xbf16>
+  %b = tessel.local_index %rb[%c0] : !tessel.shared<1x64x128xbf16> -> !tessel.shared<64x128xbf16>
+  tessel.async_copy %p into %a : tensor<128x64x!tessel.ptr<bf16>>, !tessel.shared<128x64xbf16>
+  tessel.async_copy %q into %b : tensor<64x128x!tessel.ptr<bf16>>, !tessel.shared<64x128xbf16>
+  tessel.async_commit
+  tessel.async_wait {pending = 0 : i32}
+  %x = tessel.local_index %ra[%c0] : !tessel.shared<1x128x64xbf16> -> !tessel.shared<128x64xbf16>
+  %y = tessel.local_index %rb[%c0] : !tessel.shared<1x64x128xbf16> -> !tessel.shared<64x128xbf16>
+  %d = tessel.dot %x, %y, %acc : !tessel.shared<128x64xbf16>, !tessel.shared<64x128xbf16> -> tensor<128x128xf32>
+  return %d : tensor<128x128xf32>
+}

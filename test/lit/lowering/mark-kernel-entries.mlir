@@ -62,3 +62,15 @@ module attributes {tessel.arch = "sm_80", tessel.num_warps = 4 : i32, tessel.sha
     llvm.return
   }
 }
+
+// -----
+
+// 116000 bytes on sm_90: with the driver's 1 KB per block, 117024 bytes a block, so one
+// block of 128 threads per SM (two would need 234048 > 233472 bytes).
+// CHECK-LABEL: llvm.func @reserved_kilobyte
+// CHECK-SAME: nvvm.minctasm = 1 : i32
+module attributes {tessel.arch = "sm_90", tessel.num_warps = 4 : i32, tessel.shared = 116000 : i32} {
+  llvm.func @reserved_kilobyte() attributes {tessel.kernel} {
+    llvm.return
+  }
+}

@@ -1,0 +1,201 @@
+// RUN: tessel-opt %s -split-input-file -tessel-software-pipeline=num-stages=3 | FileCheck %s
+// BlockAccess.cpp through the pipeliner: a load is copied by the bulk tensor engine only
+// where it reads one block of a row-major matrix: ptr = base + r[:, None] * stride +
+// c[None, :] with r = row0 + arange(0, BLOCK_K), c = col0 + arange(0, BLOCK_N), masked by
+// r < rows and c < cols. The recipe names the kernel parameters of each.
+
+// The block (rows K, param 4; columns and row stride N, param 3; pointer param 1).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: tessel.tensor_maps = [{box = [64, 64], cols = {param = 3 : i64}, dtype = "bf16", param = 6 : i64, pointer = 1 : i64, row_stride = {param = 3 : i64}, rows = {param = 4 : i64}}]
+// CHECK-LABEL: func.func @block
+// CHECK: tessel.tma_copy
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @block(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
+                 %n0: i32, %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zb = arith.constant dense<0.0> : tensor<64x128xbf16>
+  %cols = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %n0s = tessel.splat %n0 : tensor<128xi32>
+  %rn = arith.addi %n0s, %cols : tensor<128xi32>
+  %rn2 = tessel.expand_dims %rn {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %rnb = tessel.broadcast %rn2 : tensor<1x128xi32> -> tensor<64x128xi32>
+  %Ns = tessel.splat %N : tensor<1x128xi32>
+  %nok = arith.cmpi slt, %rn2, %Ns : tensor<1x128xi32>
+  %nokb = tessel.broadcast %nok : tensor<1x128xi1> -> tensor<64x128xi1>
+  %krange = tessel.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %bs = tessel.splat %b : tensor<64x1x!tessel.ptr<bf16>>
+  %Nk = tessel.splat %N : tensor<64x1xi32>
+  %Kk = tessel.splat %K : tensor<64x1xi32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %ivs = tessel.splat %iv : tensor<64xi32>
+    %ks = arith.addi %ivs, %krange : tensor<64xi32>
+    %ks2 = tessel.expand_dims %ks {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %rowoff = arith.muli %ks2, %Nk : tensor<64x1xi32>
+    %rowptr = tessel.addptr %bs, %rowoff : tensor<64x1x!tessel.ptr<bf16>>, tensor<64x1xi32>
+    %rowptrb = tessel.broadcast %rowptr : tensor<64x1x!tessel.ptr<bf16>> -> tensor<64x128x!tessel.ptr<bf16>>
+    %pb = tessel.addptr %rowptrb, %rnb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %kok = arith.cmpi slt, %ks2, %Kk : tensor<64x1xi32>
+    %kokb = tessel.broadcast %kok : tensor<64x1xi1> -> tensor<64x128xi1>
+    %mb = arith.andi %kokb, %nokb : tensor<64x128xi1>
+    %y = tessel.load %pb, %mb, %zb : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
+
+// -----
+
+// Rows row0 + arange(8, 72): not the block starting at row0 (the map's box would start 8
+// rows early): cp.async.
+// CHECK-LABEL: module attributes
+// CHECK-NOT: tessel.tensor_maps
+// CHECK-LABEL: func.func @rows_from_eight
+// CHECK-NOT: tessel.tma_copy
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.tma_copy
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @rows_from_eight(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
+                 %n0: i32, %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zb = arith.constant dense<0.0> : tensor<64x128xbf16>
+  %cols = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %n0s = tessel.splat %n0 : tensor<128xi32>
+  %rn = arith.addi %n0s, %cols : tensor<128xi32>
+  %rn2 = tessel.expand_dims %rn {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %rnb = tessel.broadcast %rn2 : tensor<1x128xi32> -> tensor<64x128xi32>
+  %Ns = tessel.splat %N : tensor<1x128xi32>
+  %nok = arith.cmpi slt, %rn2, %Ns : tensor<1x128xi32>
+  %nokb = tessel.broadcast %nok : tensor<1x128xi1> -> tensor<64x128xi1>
+  %krange = tessel.make_range {end = 72 : i32, start = 8 : i32} : tensor<64xi32>
+  %bs = tessel.splat %b : tensor<64x1x!tessel.ptr<bf16>>
+  %Nk = tessel.splat %N : tensor<64x1xi32>
+  %Kk = tessel.splat %K : tensor<64x1xi32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %ivs = tessel.splat %iv : tensor<64xi32>
+    %ks = arith.addi %ivs, %krange : tensor<64xi32>
+    %ks2 = tessel.expand_dims %ks {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %rowoff = arith.muli %ks2, %Nk : tensor<64x1xi32>
+    %rowptr = tessel.addptr %bs, %rowoff : tensor<64x1x!tessel.ptr<bf16>>, tensor<64x1xi32>
+    %rowptrb = tessel.broadcast %rowptr : tensor<64x1x!tessel.ptr<bf16>> -> tensor<64x128x!tessel.ptr<bf16>>
+    %pb = tessel.addptr %rowptrb, %rnb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %kok = arith.cmpi slt, %ks2, %Kk : tensor<64x1xi32>
+    %kokb = tessel.broadcast %kok : tensor<64x1xi1> -> tensor<64x128xi1>
+    %mb = arith.andi %kokb, %nokb : tensor<64x128xi1>
+    %y = tessel.load %pb, %mb, %zb : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
+
+// -----
+
+// One column (arange(0, 1)) broadcast over the tile's 128: not a block of 128 columns.
+// CHECK-LABEL: module attributes
+// CHECK-NOT: tessel.tensor_maps
+// CHECK-LABEL: func.func @one_column
+// CHECK-NOT: tessel.tma_copy
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.tma_copy
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @one_column(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
+                 %n0: i32, %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zb = arith.constant dense<0.0> : tensor<64x128xbf16>
+  %cols = tessel.make_range {end = 1 : i32, start = 0 : i32} : tensor<1xi32>
+  %n0s = tessel.splat %n0 : tensor<1xi32>
+  %rn = arith.addi %n0s, %cols : tensor<1xi32>
+  %rn2 = tessel.expand_dims %rn {axis = 0 : i32} : tensor<1xi32> -> tensor<1x1xi32>
+  %rnb = tessel.broadcast %rn2 : tensor<1x1xi32> -> tensor<64x128xi32>
+  %Ns = tessel.splat %N : tensor<1x1xi32>
+  %nok = arith.cmpi slt, %rn2, %Ns : tensor<1x1xi32>
+  %nokb = tessel.broadcast %nok : tensor<1x1xi1> -> tensor<64x128xi1>
+  %krange = tessel.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %bs = tessel.splat %b : tensor<64x1x!tessel.ptr<bf16>>
+  %Nk = tessel.splat %N : tensor<64x1xi32>
+  %Kk = tessel.splat %K : tensor<64x1xi32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %ivs = tessel.splat %iv : tensor<64xi32>
+    %ks = arith.addi %ivs, %krange : tensor<64xi32>
+    %ks2 = tessel.expand_dims %ks {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %rowoff = arith.muli %ks2, %Nk : tensor<64x1xi32>
+    %rowptr = tessel.addptr %bs, %rowoff : tensor<64x1x!tessel.ptr<bf16>>, tensor<64x1xi32>
+    %rowptrb = tessel.broadcast %rowptr : tensor<64x1x!tessel.ptr<bf16>> -> tensor<64x128x!tessel.ptr<bf16>>
+    %pb = tessel.addptr %rowptrb, %rnb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %kok = arith.cmpi slt, %ks2, %Kk : tensor<64x1xi32>
+    %kokb = tessel.broadcast %kok : tensor<64x1xi1> -> tensor<64x128xi1>
+    %mb = arith.andi %kokb, %nokb : tensor<64x128xi1>
+    %y = tessel.load %pb, %mb, %zb : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
+
+// -----
+
+// Columns arange(8, 136) (no start added): not a block starting at column 0 either.
+// CHECK-LABEL: module attributes
+// CHECK-NOT: tessel.tensor_maps
+// CHECK-LABEL: func.func @cols_from_eight
+// CHECK-NOT: tessel.tma_copy
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.tma_copy
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @cols_from_eight(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
+                 %n0: i32, %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zb = arith.constant dense<0.0> : tensor<64x128xbf16>
+  %rn = tessel.make_range {end = 136 : i32, start = 8 : i32} : tensor<128xi32>
+  %rn2 = tessel.expand_dims %rn {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %rnb = tessel.broadcast %rn2 : tensor<1x128xi32> -> tensor<64x128xi32>
+  %Ns = tessel.splat %N : tensor<1x128xi32>
+  %nok = arith.cmpi slt, %rn2, %Ns : tensor<1x128xi32>
+  %nokb = tessel.broadcast %nok : tensor<1x128xi1> -> tensor<64x128xi1>
+  %krange = tessel.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %bs = tessel.splat %b : tensor<64x1x!tessel.ptr<bf16>>
+  %Nk = tessel.splat %N : tensor<64x1xi32>
+  %Kk = tessel.splat %K : tensor<64x1xi32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %ivs = tessel.splat %iv : tensor<64xi32>
+    %ks = arith.addi %ivs, %krange : tensor<64xi32>
+    %ks2 = tessel.expand_dims %ks {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %rowoff = arith.muli %ks2, %Nk : tensor<64x1xi32>
+    %rowptr = tessel.addptr %bs, %rowoff : tensor<64x1x!tessel.ptr<bf16>>, tensor<64x1xi32>
+    %rowptrb = tessel.broadcast %rowptr : tensor<64x1x!tessel.ptr<bf16>> -> tensor<64x128x!tessel.ptr<bf16>>
+    %pb = tessel.addptr %rowptrb, %rnb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %kok = arith.cmpi slt, %ks2, %Kk : tensor<64x1xi32>
+    %kokb = tessel.broadcast %kok : tensor<64x1xi1> -> tensor<64x128xi1>
+    %mb = arith.andi %kokb, %nokb : tensor<64x128xi1>
+    %y = tessel.load %pb, %mb, %zb : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
+
