@@ -14,6 +14,13 @@
 #                                ZeroRedundancyOptimizer, torch.distributed all_reduce (same call);
 #                                torch.optim.AdamW(fused=True) by default (PY_ADAMW), the same
 #                                AdamW implementation as tessel-bench on CUDA
+#   matrix-*.json/.md            (stage matrix) the study of issue 23: for each context in CONTEXTS and
+#                                global batch in BATCHES, tessel-bench ddp (MATRIX_VARIANTS, bucketed
+#                                with the auto bucket size) and shard (zero1), once per kernel set in
+#                                KERNEL_SETS (eager; tessel = --kernels tessel --attention tessel, whose
+#                                AdamW is Tessel's), and ddp_reference.py (DDP, ZeroRedundancyOptimizer)
+#                                for the same shape; files matrix-{ddp,zero1}-KERNELS-cCTX-bBATCH.json
+#                                and matrix-pytorch-cCTX-bBATCH.json
 #   summary.md                   everything side by side, with the issue's targets checked
 #   ddp-overlap.nsys-rep         (stage nsys, optional) a bucketed-DDP run showing the overlap
 #   log-*.txt                    each stage's full output
@@ -22,7 +29,7 @@
 # backward kernel until the averaged gradients are usable, from CUDA events; see docs/distributed.md.
 #
 # usage: bench/distributed/run-distributed-gpu.sh [STAGE...]     (default: all but nsys)
-#   stages: build allreduce ddp shard python summary nsys | all
+#   stages: build allreduce ddp shard python matrix summary nsys | all (all: not matrix)
 # Budget on 2 H200s: build ~2-3 min, allreduce ~1 min (GLOO_RANKS="" skips Gloo), ddp ~2 min plus
 # ~1 min for ddp-tuned and ddp-hook, shard ~1 min, python ~1.5 min. To stay under ~8 minutes per
 # call, set BUILD outside the carried tree (a warm machine keeps it) and split:
@@ -37,8 +44,8 @@ case ${1:-} in
 esac
 for s in "$@"; do
   case $s in
-    all | build | allreduce | ddp | shard | python | summary | nsys) ;;
-    *) echo "unknown stage '$s' (build allreduce ddp shard python summary nsys | all)" >&2; exit 2 ;;
+    all | build | allreduce | ddp | shard | python | matrix | summary | nsys) ;;
+    *) echo "unknown stage '$s' (build allreduce ddp shard python matrix summary nsys | all)" >&2; exit 2 ;;
   esac
 done
 
@@ -68,6 +75,10 @@ TUNED=${TUNED:-1}
 HOOK=${HOOK:-1}
 PY_ADAMW=${PY_ADAMW:-fused}
 PY_ALLREDUCE_SIZES=${PY_ALLREDUCE_SIZES-1MB,10MB,100MB,1GB}
+CONTEXTS=${CONTEXTS:-128 512}
+BATCHES=${BATCHES:-4 16}
+KERNEL_SETS=${KERNEL_SETS:-eager tessel}
+MATRIX_VARIANTS=${MATRIX_VARIANTS:-naive,flat,overlapped,bucketed}
 # MODEL_FLAGS: extra model flags for every training run (e.g. "--num-layers 2" for a smoke test).
 read -r -a MODEL_FLAGS <<<"${MODEL_FLAGS:-}"
 TRAIN=(--model "$MODEL" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS"
@@ -157,6 +168,32 @@ stage_python() {
     --json "$RESULTS/pytorch.json" --markdown-file "$RESULTS/pytorch.md"
 }
 
+# The study's matrix: every shape, each kernel set, Tessel's strategies and PyTorch's.
+stage_matrix() {
+  tools || return 1
+  local c b k tag
+  for c in $CONTEXTS; do
+    for b in $BATCHES; do
+      local shape=(--model "$MODEL" --context-length "$c" --batch-size "$b" --precision "$PRECISIONS"
+                   --warmup "$WARMUP" --steps "$STEPS" "${MODEL_FLAGS[@]}")
+      for k in $KERNEL_SETS; do
+        local kernels=(--kernels "$k")
+        [[ $k == tessel ]] && kernels+=(--attention tessel)
+        tag=$k-c$c-b$b
+        run "matrix-ddp-$tag" "$RUN" -n "$NGPU" -- "$BENCH" ddp "${shape[@]}" "${kernels[@]}" \
+          --variants "$MATRIX_VARIANTS" --bucket-mb auto \
+          --json "$RESULTS/matrix-ddp-$tag.json" --markdown-file "$RESULTS/matrix-ddp-$tag.md"
+        run "matrix-zero1-$tag" "$RUN" -n "$NGPU" -- "$BENCH" shard "${shape[@]}" "${kernels[@]}" \
+          --sharding zero1 --json "$RESULTS/matrix-zero1-$tag.json" \
+          --markdown-file "$RESULTS/matrix-zero1-$tag.md"
+      done
+      run "matrix-pytorch-c$c-b$b" "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${shape[@]}" \
+        --variants ddp,zero --adamw "$PY_ADAMW" --json "$RESULTS/matrix-pytorch-c$c-b$b.json" \
+        --markdown-file "$RESULTS/matrix-pytorch-c$c-b$b.md"
+    done
+  done
+}
+
 stage_summary() {
   run summary python3 "$REF/summarize_distributed.py" "$RESULTS" --output "$RESULTS/summary.md"
   cat "$RESULTS/summary.md" 2>/dev/null || true
@@ -186,7 +223,7 @@ if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,memory.tot
 for s in "${stages[@]}"; do
   case $s in
     build) stage_build || { say "build failed"; exit 1; } ;;
-    allreduce | ddp | shard | python | summary | nsys) "stage_$s" || say "$s failed" ;;
+    allreduce | ddp | shard | python | matrix | summary | nsys) "stage_$s" || say "$s failed" ;;
   esac
 done
 say "done; results in $OUT"
