@@ -313,7 +313,9 @@ void ShardedOptimizer::step() {
   torch::Tensor ownGrads = flatGrads_.narrow(0, rank * regionElements_, regionElements_);
   bool inPlace = pg_->kind() == BackendKind::Nccl; // NCCL reduces into its own chunk in place
   torch::Tensor reduced = inPlace ? ownGrads : torch::empty_like(ownGrads);
+  markCommunication(0);
   pg_->wait(pg_->reduceScatter(reduced, flatGrads_), "gradient reduce-scatter");
+  markCommunication(1);
   if (!inPlace)
     ownGrads.copy_(reduced);
   ownGrads.div_(world);
@@ -348,7 +350,9 @@ void ShardedOptimizer::allGatherParameters() {
   bool inPlace = pg_->kind() == BackendKind::Nccl;
   torch::Tensor ownParams = flatParams_.narrow(0, pg_->rank() * regionElements_, regionElements_);
   torch::Tensor input = inPlace ? ownParams : ownParams.clone();
+  markCommunication(2);
   pg_->wait(pg_->allGather(flatParams_, input), "parameter all-gather");
+  markCommunication(3);
 }
 
 int64_t ShardedOptimizer::localStateBytes() const {

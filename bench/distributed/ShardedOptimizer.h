@@ -95,6 +95,10 @@ public:
   /// in Broadcast mode those DataParallel left without one; in Zero1 those that
   /// had no gradient on any rank (no weight decay, no momentum, no step count).
   void step();
+  /// `mark(i)` is called on the compute stream's side of each collective the step
+  /// waits for: 0 and 1 around the gradient reduce-scatter (Zero1), 2 and 3 around
+  /// the parameter all-gather, so a caller can time the communication it exposes.
+  void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
   /// Gradients become undefined. Zero1: during the next backward a hook copies
   /// each new gradient into the flat gradient buffer as soon as it is
   /// accumulated (autograd's copy is freed at once) and leaves .grad() as a
@@ -116,6 +120,12 @@ public:
   void loadConsolidated(const std::string &path);
 
 private:
+  void markCommunication(int i) const {
+    if (mark_)
+      mark_(i);
+  }
+
+  std::function<void(int)> mark_;
   std::vector<torch::Tensor> params_;
   std::shared_ptr<ProcessGroup> pg_;
   ShardMode mode_;

@@ -15,7 +15,9 @@
 // last kernel has run) and one right after finishGradientSynchronization()
 // returns (which makes the compute stream wait for every gradient collective,
 // and enqueues what the hooks had not launched and any copy-out of the
-// averaged gradients); comm wait is the GPU time between the two. Forward+
+// averaged gradients); comm wait is the GPU time between the two, plus, with a
+// sharded optimizer, the time its step waits for its reduce-scatter (ZeRO-1) and
+// parameter all-gather, which nothing overlaps. Forward+
 // backward and optimizer times are event intervals on the same stream too. On
 // the CPU (Gloo) the same marks are host times. "sync call host ms" is the host
 // time spent inside the finishGradientSynchronization() call (its launch cost;
@@ -214,8 +216,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   }
 
   // Marks on the compute stream: 0 step start, 1 backward done, 2 gradients
-  // synchronised, 3 optimizer done (see the file comment).
-  StepTimer marks(device, 4);
+  // synchronised, 3 optimizer done (see the file comment); 4-7 around the sharded
+  // optimizer's collectives, which it waits for inside its step.
+  StepTimer marks(device, 8);
+  if (shard)
+    shard->onCommunication([&marks](int i) { marks.mark(4 + i); });
   bool hostPhases = o.syncPhases || !marks.onDevice();
   for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
     bool timed = step >= o.warmup, memoryStep = step == o.warmup;
@@ -276,7 +281,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       m.peakOptimizerGiB = tessel::bench::cudaPeakAllocatedBytes() / kGiB;
     if (timed) {
       m.stepMs.push_back(total);
-      m.waitMs.push_back(hostPhases ? waitHost : marks.elapsedMs(1, 2));
+      double shardWait = 0;
+      if (shard && !hostPhases)
+        shardWait = (shard->mode() == ShardMode::Zero1 ? marks.elapsedMs(4, 5) : 0.0) +
+                    marks.elapsedMs(6, 7);
+      m.waitMs.push_back(hostPhases ? waitHost : marks.elapsedMs(1, 2) + shardWait);
       m.forwardBackwardMs.push_back(hostPhases ? forwardBackwardHost : marks.elapsedMs(0, 1));
       m.optimizerMs.push_back(hostPhases ? optimizerHost : marks.elapsedMs(2, 3));
       m.syncCallMs.push_back(syncCall);

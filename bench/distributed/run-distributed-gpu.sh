@@ -171,7 +171,7 @@ stage_python() {
 # The study's matrix: every shape, each kernel set, Tessel's strategies and PyTorch's.
 stage_matrix() {
   tools || return 1
-  local c b k tag
+  local c b k tag sizes=$PY_ALLREDUCE_SIZES  # torch.distributed's all-reduce: with the first shape
   for c in $CONTEXTS; do
     for b in $BATCHES; do
       local shape=(--model "$MODEL" --context-length "$c" --batch-size "$b" --precision "$PRECISIONS"
@@ -188,8 +188,9 @@ stage_matrix() {
           --markdown-file "$RESULTS/matrix-zero1-$tag.md"
       done
       run "matrix-pytorch-c$c-b$b" "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${shape[@]}" \
-        --variants ddp,zero --adamw "$PY_ADAMW" --json "$RESULTS/matrix-pytorch-c$c-b$b.json" \
+        --variants ddp,zero --adamw "$PY_ADAMW" --allreduce-sizes "$sizes" --json "$RESULTS/matrix-pytorch-c$c-b$b.json" \
         --markdown-file "$RESULTS/matrix-pytorch-c$c-b$b.md"
+      sizes=""
     done
   done
 }

@@ -51,8 +51,8 @@ def allreduce_section(folder):
             rows.append(("tessel (c10d)", r["backend"], r["world_size"], r["size"], num(r["mean_ms"], 3),
                          num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
                          num(r["busbw_GBs"], 1)))
-    py = load(os.path.join(folder, "pytorch.json")) or {}
-    for r in py.get("allreduce", []):
+    refs = [os.path.join(folder, "pytorch.json")] + sorted(glob.glob(os.path.join(folder, "matrix-pytorch-*.json")))
+    for r in [r for path in refs for r in (load(path) or {}).get("allreduce", [])]:
         rows.append(("torch.distributed", r["backend"], r["world_size"], r["size"], num(r["mean_ms"], 3),
                      num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
                      num(r["busbw_GBs"], 1)))
@@ -154,6 +154,82 @@ def targets(ddp, shard, pytorch, world):
     return "## Targets\n\n" + ("\n".join(lines) if lines else "(not enough results)") + "\n"
 
 
+STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "zero1"]
+PYTORCH_FOR = {"bucketed": "pytorch-ddp", "zero1": "pytorch-zero"}
+
+
+def matrix_records(folder):
+    """{(context, batch): {"eager"|"tessel"|"pytorch": [records]}} from the matrix stage."""
+    shapes = {}
+    for path in sorted(glob.glob(os.path.join(folder, "matrix-*.json"))):
+        kind = os.path.basename(path).split("-")[1]
+        kernels = "pytorch" if kind == "pytorch" else os.path.basename(path).split("-")[2]
+        for r in (load(path) or {}).get("results", []):
+            if r.get("status", "ok") != "ok" or r.get("step_ms_mean") is None:
+                continue
+            variant = r["variant"].split(" ")[0]  # "bucketed auto" -> "bucketed"
+            shape = shapes.setdefault((r["context"], r["global_batch"]), {})
+            shape.setdefault(kernels, []).append(dict(r, strategy=variant))
+    return shapes
+
+
+def find(records, strategy, precision):
+    return next((r for r in records if r["strategy"] == strategy and r["precision"] == precision), None)
+
+
+def step_cell(r):
+    if not r:
+        return "-"
+    mean, std = r["step_ms_mean"], r["step_ms_std"]
+    return f"{mean:.1f} ± {std:.1f} ({100 * std / mean:.0f}%)"
+
+
+def matrix_section(folder):
+    shapes = matrix_records(folder)
+    if not shapes:
+        return "", []
+    out = ["## The study: each strategy with eager and with Tessel's kernels, and PyTorch's (issue 23)\n",
+           "eager: LibTorch ops, SDPA attention, PyTorch's fused AdamW. tessel: `--kernels tessel"
+           " --attention tessel` (RMSNorm, SwiGLU, RoPE, cross-entropy, FlashAttention and AdamW in"
+           " Tessel). pytorch: DistributedDataParallel / ZeroRedundancyOptimizer, fused AdamW, eager"
+           " model. Step: mean ± std over the measured steps (std as % of the mean); wait: exposed"
+           " communication as % of the step; peak: rank 0's peak GiB.\n"]
+    lines = []
+    for (context, batch) in sorted(shapes):
+        kinds = shapes[(context, batch)]
+        eager, tessel, py = kinds.get("eager", []), kinds.get("tessel", []), kinds.get("pytorch", [])
+        for precision in sorted({r["precision"] for rs in kinds.values() for r in rs}):
+            rows = []
+            for strategy in STRATEGIES:
+                e, t = find(eager, strategy, precision), find(tessel, strategy, precision)
+                p = find(py, PYTORCH_FOR.get(strategy, ""), precision)
+                speedup = f"x{e['step_ms_mean'] / t['step_ms_mean']:.2f}" if e and t else "-"
+                rows.append((strategy, step_cell(e), step_cell(t), speedup,
+                             num(e and e.get("comm_wait_pct"), 1), num(t and t.get("comm_wait_pct"), 1),
+                             num(e and e.get("peak_GiB")), num(t and t.get("peak_GiB")),
+                             p["variant"] + " " + step_cell(p) if p else "-",
+                             num(p and p.get("comm_wait_pct"), 1), num(p and p.get("peak_GiB"))))
+                for ours, label in ((e, "eager"), (t, "tessel")):
+                    if ours and p:
+                        ratio = ours["step_ms_mean"] / p["step_ms_mean"]
+                        wait = ours.get("comm_wait_pct")
+                        ok = "met" if ratio <= 1.0 and (wait is None or wait <= 5) else "missed"
+                        lines.append(f"- ctx {context} batch {batch} {precision}: {strategy} ({label}) "
+                                     f"x{ratio:.3f} of {p['variant']}, waits {num(wait, 1)}% "
+                                     f"(target <= x1.0 and <= 5%: {ok})")
+                if e and t:
+                    ok = "met" if t["step_ms_mean"] < e["step_ms_mean"] else "missed"
+                    lines.append(f"- ctx {context} batch {batch} {precision}: {strategy} with Tessel's"
+                                 f" kernels x{e['step_ms_mean'] / t['step_ms_mean']:.2f} of eager"
+                                 f" (target > x1: {ok})")
+            out.append(f"### ctx {context}, global batch {batch}, {precision}\n")
+            out.append(md_table(["strategy", "eager step ms", "tessel step ms", "tessel speed-up",
+                                 "eager wait %", "tessel wait %", "eager peak GiB", "tessel peak GiB",
+                                 "pytorch step ms", "pytorch wait %", "pytorch peak GiB"], rows))
+    out.append("### Targets of the study\n\n" + "\n".join(lines) + "\n")
+    return "\n".join(out), lines
+
+
 def ddp_records_for_note(folder):
     records = []
     for name in ("ddp.json", "ddp-tuned.json", "shard.json"):
@@ -180,11 +256,19 @@ def main(argv=None):
     ddp_text, ddp = ddp_section(args.folder, pytorch)
     shard_text, shard = shard_section(args.folder, pytorch)
     world = (ddp or shard or pytorch or [{"world_size": 2}])[0]["world_size"]
-    text = "\n".join([
-        "# Distributed training: Tessel (LibTorch c10d) vs PyTorch", "",
-        f"torch {py.get('torch', '?')}; step times are the slowest rank's, mean ± std over the measured steps.",
-        "", optimizer_note(ddp_records_for_note(args.folder), pytorch),
-        "", allreduce_section(args.folder), ddp_text, shard_text, targets(ddp, shard, pytorch, world)])
+    matrix_text, _ = matrix_section(args.folder)
+    if matrix_text and not (ddp or shard):  # a matrix-only folder
+        text = "\n".join(["# Distributed training: Tessel (LibTorch c10d) vs PyTorch", "",
+                          f"torch {py.get('torch', '?')}; step times are the slowest rank's.", "",
+                          allreduce_section(args.folder), matrix_text])
+    else:
+        text = "\n".join([
+            "# Distributed training: Tessel (LibTorch c10d) vs PyTorch", "",
+            f"torch {py.get('torch', '?')}; step times are the slowest rank's, mean ± std over the"
+            " measured steps.",
+            "", optimizer_note(ddp_records_for_note(args.folder), pytorch),
+            "", allreduce_section(args.folder), ddp_text, shard_text, targets(ddp, shard, pytorch, world),
+            matrix_text])
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)
