@@ -253,6 +253,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     py = load(os.path.join(args.folder, "pytorch.json")) or {}
     pytorch = py.get("results", [])
+    for path in sorted(glob.glob(os.path.join(args.folder, "matrix-pytorch-*.json"))):
+        py.setdefault("torch", (load(path) or {}).get("torch"))
     ddp_text, ddp = ddp_section(args.folder, pytorch)
     shard_text, shard = shard_section(args.folder, pytorch)
     world = (ddp or shard or pytorch or [{"world_size": 2}])[0]["world_size"]
