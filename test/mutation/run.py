@@ -20,7 +20,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TARGETS = ["tessel-opt", "tesselc", "tessel-interpret"]
+TARGETS = ["tessel-opt", "tesselc", "tessel-interpret", "tessel-translate"]
 
 
 def build(build_dir):
