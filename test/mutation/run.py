@@ -99,7 +99,8 @@ def main():
             r.update(id=m["id"], file=m["file"], description=m["description"],
                      seconds=round(time.time() - start))
             results.append(r)
-            print(f"{r['id']:<14} {r['result']:<12} {r['detail']:<40} {r['seconds']:>4}s", flush=True)
+            print(f"{r['id']:<14} {r['result']:<12} {r['detail']:<40} {r['seconds']:>4}s",
+                  flush=True)
             if args.json:  # after every mutant, so a long run can be watched
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
