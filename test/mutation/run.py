@@ -5,7 +5,9 @@ Each mutation in mutations.json replaces one exact piece of text (found exactly 
 one compiler source file by a plausible bug. For each: apply it, rebuild the tools lit
 uses, run lit stopping at the first failure, record caught / survived (and the test that
 caught it), and always restore the file. A mutant that does not compile is "invalid" and
-not counted. The tools are rebuilt from the restored sources at the end.
+not counted; neither is one marked "equivalent" in mutations.json (it cannot change what
+the compiler does; its "note" says why) that survives. The tools are rebuilt from the
+restored sources at the end.
 
   test/mutation/run.py                      # every mutation
   test/mutation/run.py --ids dot-1 dot-2    # a subset
@@ -58,6 +60,8 @@ def run_one(m, args):
         if not build(args.build):
             return {"result": "invalid", "detail": "does not compile"}
         passed, test = run_lit(args.lit, args.build, args.timeout)
+        if passed and m.get("equivalent"):
+            return {"result": "equivalent", "detail": "", "note": m.get("note", "")}
         return {"result": "survived" if passed else "caught", "detail": test}
     finally:
         with open(path, "w") as f:
@@ -95,7 +99,8 @@ def main():
             r.update(id=m["id"], file=m["file"], description=m["description"],
                      seconds=round(time.time() - start))
             results.append(r)
-            print(f"{r['id']:<14} {r['result']:<12} {r['detail']:<40} {r['seconds']:>4}s", flush=True)
+            print(f"{r['id']:<14} {r['result']:<12} {r['detail']:<40} {r['seconds']:>4}s",
+                  flush=True)
             if args.json:  # after every mutant, so a long run can be watched
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
@@ -111,7 +116,7 @@ def main():
         print(f"{r['id']:<14} {r['file']:<34} {r['result']:<12} {r['detail']}")
     if counted:
         print(f"\ncaught {caught} of {len(counted)} ({100 * caught / len(counted):.0f}%); "
-              f"{len(results) - len(counted)} invalid or not applied")
+              f"{len(results) - len(counted)} equivalent, invalid or not applied")
 
 
 if __name__ == "__main__":
