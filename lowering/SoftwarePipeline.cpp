@@ -424,6 +424,436 @@ Value buildClusterSharesTileTest(OpBuilder &b, Location loc, const BlockAccess &
   }
   return shared;
 }
+struct PipelineOptions {
+  StringRef tmaOperands, mmaTmaOperands;
+  unsigned multicastB;
+};
+
+/// One loop's pipeline, in three steps: plan() decides what is copied ahead and how
+/// (cp.async or TMA, ring layouts, which dots stay in flight, where copies go);
+/// allocate() creates the rings, mbarriers and tensor-map parameters before the loop;
+/// rewrite() emits the prologue's copies, the loop's slots and waits, and the copies
+/// ahead in the body, and retires what is in flight.
+class LoopPipeliner {
+public:
+  LoopPipeliner(scf::ForOp loop, unsigned stages, unsigned numWarps, StringRef arch,
+                PipelineOptions options)
+      : loop(loop), stages(stages), numWarps(numWarps), arch(arch), options(options),
+        loc(loop.getLoc()), rewriter(loop.getContext()), i32(rewriter.getI32Type()),
+        ivType(loop.getInductionVar().getType()) {}
+
+  /// False when the loop has nothing to pipeline.
+  bool plan();
+  LogicalResult allocate();
+  LogicalResult rewrite();
+
+private:
+  bool onTf32Wgmma(DotOp dot) const;
+  StringRef ringLayout(LoadOp load) const;
+  Value constant(OpBuilder &b, Type type, int64_t v) const {
+    return arith::ConstantIntOp::create(b, loc, type, v);
+  }
+  /// One mbarrier per slot, each expecting `count` arrivals a phase.
+  Value barrierRing(unsigned count);
+  LogicalResult allocateTensorMaps();
+  /// Copies of iteration `iv` into `slot` of every ring, as one commit group.
+  void emitCopies(OpBuilder &b, Value iv, Value slot);
+  /// The parity of the phase a slot's mbarrier completes for iteration j - `back`.
+  Value phaseParity(int64_t back);
+  /// Multicast: releases this iteration's slot and sets up the wait for the next one.
+  void releaseSharedSlot(Value ahead, Value readSlot, Value writeSlot);
+  void replaceLoadsBySlots(Value readSlot);
+  void retireAsyncDots();
+
+  scf::ForOp loop, newLoop;
+  unsigned stages, numWarps;
+  StringRef arch;
+  PipelineOptions options;
+  Location loc;
+  IRRewriter rewriter;
+  Type i32, ivType;
+
+  // plan()
+  int64_t step = 0;
+  llvm::SetVector<Operation *> slice;
+  SmallVector<LoadOp> loads;
+  SmallVector<DotOp> asyncDots, mmaDots;
+  SmallVector<bool> viaTma;
+  SmallVector<StringRef> ringLayouts;
+  bool mmaPath = false, anyCpAsync = false, copiesLast = false;
+  unsigned distance = 0, tmaCount = 0;
+
+  // allocate()
+  SmallVector<Value> rings;
+  Value barriers;
+  SmallVector<Value> tensorMaps;  // null for loads copied with cp.async
+  SmallVector<Value> wholeBlocks; // i1: one box brings the tile (null: a box per block)
+  SmallVector<Value> multicasts;  // i1: the cluster copies the same tile (null: no multicast)
+  Value active;  // i1: the copies are shared now (a cluster of multicastB, same tiles)
+  Value empties; // the slots' "empty" mbarriers (multicast)
+
+  // rewrite()
+  SmallVector<Value, 3> emptyWait; // in the loop: the empty mbarrier, phase and condition
+};
+
+bool LoopPipeliner::onTf32Wgmma(DotOp dot) const {
+  // tf32 dots whose operands both come by TMA run transposed on wgmma on sm_90a
+  // (WgmmaLayout.h), in flight like the others.
+  auto byTma = [&](Value operand) {
+    auto *it = llvm::find(loads, operand.getDefiningOp<LoadOp>());
+    return it != loads.end() && viaTma[it - loads.begin()];
+  };
+  auto a = cast<ShapedType>(dot.getA().getType());
+  auto b = cast<ShapedType>(dot.getB().getType());
+  return byTma(dot.getA()) && byTma(dot.getB()) &&
+         canUseTf32Wgmma(dot, a.getDimSize(0), b.getDimSize(1), a.getDimSize(1), numWarps, arch);
+}
+
+StringRef LoopPipeliner::ringLayout(LoadOp load) const {
+  // The layout of an mma.sync operand's ring: "swizzled", except tf32 mma.sync's B,
+  // "interleaved" (WgmmaLayout.h: its fragment loads are then free of bank conflicts)
+  // when its matrix's rows are known to come in groups of 8.
+  for (DotOp dot : mmaDots)
+    if (dot.getB() == load.getResult() && getMmaK(dot) == 8 && !onTf32Wgmma(dot) &&
+        isKnownMultiple(load, matchBlockAccess(load)->rows, 8))
+      return kInterleavedOperand;
+  return kSwizzledOperand;
+}
+
+bool LoopPipeliner::plan() {
+  std::optional<int64_t> constantStep = getConstantIntValue(loop.getStep());
+  if (!constantStep || *constantStep <= 0)
+    return false;
+  step = *constantStep;
+  loads = findPipelinableLoads(loop, numWarps, arch, slice);
+  if (loads.empty())
+    return false;
+  if (stages >= 3)
+    asyncDots = findAsyncDots(
+        loop, loads, [&](DotOp dot) { return hasWgmmaShape(dot, numWarps, arch); });
+  // Whether every dot of the loop runs on mma.sync or tf32 wgmma (none on f16/bf16
+  // wgmma, whose buffers have their own layouts).
+  mmaPath = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
+    return hasWgmmaShape(dot, numWarps, arch);
+  });
+  // mma.sync dots on targets with the bulk tensor engine whose result will take the
+  // mma accumulator layout (the path that reads swizzled buffers).
+  if (mmaPath && Target(arch).hasBulkTensorCopies())
+    for (DotOp dot : loop.getBody()->getOps<DotOp>())
+      if (getMmaK(dot) != 0 && getPreferredDotLayout(dot, numWarps))
+        mmaDots.push_back(dot);
+  viaTma = findTmaLoads(loads, asyncDots, mmaDots, options.tmaOperands, options.mmaTmaOperands);
+  // A ring read through tessel.trans is a "b" buffer, filled by cp.async.
+  for (auto [load, tma] : llvm::zip(loads, viaTma))
+    if (llvm::any_of(load->getUsers(), [](Operation *user) { return isa<TransOp>(user); }))
+      tma = false;
+  if (stages >= 3)
+    llvm::append_range(asyncDots,
+                       findAsyncDots(loop, loads, [&](DotOp dot) { return onTf32Wgmma(dot); }));
+  // Decided once per load: the ring's attribute and the tensor map's recipe follow it.
+  for (auto [load, tma] : llvm::zip(loads, viaTma))
+    ringLayouts.push_back(tma && mmaPath ? ringLayout(load) : StringRef());
+  // Iterations copied ahead: one less while a dot may still read last iteration's slot.
+  distance = asyncDots.empty() ? stages - 1 : stages - 2;
+  tmaCount = unsigned(llvm::count(viaTma, true));
+  anyCpAsync = tmaCount < loads.size();
+  // Where the in-loop copies go. After the dots when every dot runs on mma.sync and
+  // some copies are cp.async, so the tensor cores start on the landed slot right after
+  // the barrier and the copies' issue and address arithmetic overlap the mma stream
+  // (ptxas cannot hoist an ldmatrix over a cp.async, which may write the same shared
+  // memory): +19% at 4096^3. Bulk copies only (a few lanes issue a few instructions each) also
+  // go after the dots from 3 stages on (measured 5-10% faster than first), but with 2
+  // stages first, or they would be requested just before they are needed (+14%).
+  // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
+  copiesLast = mmaPath && asyncDots.empty() && (anyCpAsync || stages > 2);
+  return true;
+}
+
+Value LoopPipeliner::barrierRing(unsigned count) {
+  Value ring = LocalAllocOp::create(
+      rewriter, loc,
+      SharedType::get(rewriter.getContext(), {int64_t(stages), 1, 1}, rewriter.getI64Type()),
+      IntegerAttr());
+  for (unsigned s = 0; s < stages; ++s)
+    MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, ring, constant(rewriter, i32, s)),
+                           count);
+  return ring;
+}
+
+LogicalResult LoopPipeliner::allocate() {
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(loop);
+  for (auto [load, layout] : llvm::zip(loads, ringLayouts)) {
+    auto type = cast<RankedTensorType>(load.getType());
+    SmallVector<int64_t> shape{int64_t(stages)};
+    shape.append(type.getShape().begin(), type.getShape().end());
+    auto ring = LocalAllocOp::create(
+        rewriter, loc, SharedType::get(ctx, shape, type.getElementType()), IntegerAttr());
+    // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
+    // (wgmma's buffers are marked by -tessel-assign-layouts).
+    if (!layout.empty())
+      ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(layout));
+    rings.push_back(ring);
+  }
+  if (tmaCount)
+    return allocateTensorMaps();
+  tensorMaps.assign(loads.size(), Value());
+  wholeBlocks.assign(loads.size(), Value());
+  multicasts.assign(loads.size(), Value());
+  return success();
+}
+
+// TMA: one mbarrier per slot (both copies of a stage arrive on it), and a tensor map
+// per load, a kernel parameter the runtime encodes (recorded in tessel.tensor_maps).
+LogicalResult LoopPipeliner::allocateTensorMaps() {
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned multicastB = options.multicastB;
+  barriers = barrierRing(tmaCount);
+  // A cluster barrier where copies are multicast: the other programs' copies signal
+  // this one's mbarriers.
+  auto initialised = BarrierOp::create(rewriter, loc);
+  auto func = loop->getParentOfType<func::FuncOp>();
+  ModuleOp module = func->getParentOfType<ModuleOp>();
+  SmallVector<Attribute> recipes;
+  AxisInfoAnalysis axisInfo(func);
+  if (auto existing = module->getAttrOfType<ArrayAttr>("tessel.tensor_maps"))
+    recipes.append(existing.begin(), existing.end());
+  for (auto [load, tma, layout] : llvm::zip(loads, viaTma, ringLayouts)) {
+    if (!tma) {
+      tensorMaps.push_back(Value());
+      wholeBlocks.push_back(Value());
+      multicasts.push_back(Value());
+      continue;
+    }
+    unsigned index = func.getNumArguments();
+    NamedAttrList attrs;
+    attrs.set("llvm.byval", TypeAttr::get(LLVM::LLVMArrayType::get(rewriter.getI8Type(), 128)));
+    attrs.set("llvm.align", rewriter.getI64IntegerAttr(64));
+    // nvvm.grid_constant once the function is a kernel (-tessel-mark-kernel-entries).
+    attrs.set("tessel.grid_constant", rewriter.getUnitAttr());
+    if (failed(func.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
+                                   attrs.getDictionary(ctx), loc)))
+      return func.emitError("could not add a tensor-map parameter");
+    tensorMaps.push_back(func.getArgument(index));
+    BlockAccess access = *matchBlockAccess(load);
+    int64_t colBlocks = wholeColumnBlocks(load, access, /*wgmma=*/!mmaPath, axisInfo);
+    // Multicast of a B tile of whole blocks: the programs of a cluster must run the
+    // same iterations over the same rows, and the kernel tests that they copy the
+    // same columns.
+    Value shared;
+    if (multicastB > 1 && copiesLast && colBlocks % int64_t(multicastB) == 0 &&
+        !isAOperand(load) &&
+        llvm::all_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()},
+                     [&](Value v) { return isSameAlongProgramAxis0(v, loop); }) &&
+        (!access.row || isSameAlongProgramAxis0(access.row, loop)))
+      shared = buildClusterSharesTileTest(rewriter, loc, access, multicastB);
+    DictionaryAttr recipe = tensorMapRecipe(rewriter, load, access, index,
+                                            /*wgmma=*/!mmaPath,
+                                            /*interleaved=*/layout == kInterleavedOperand,
+                                            colBlocks);
+    if (shared) {
+      NamedAttrList fields(recipe);
+      fields.set("multicast", rewriter.getI64IntegerAttr(multicastB));
+      recipe = fields.getDictionary(ctx);
+    }
+    recipes.push_back(recipe);
+    multicasts.push_back(shared);
+    wholeBlocks.push_back(colBlocks > 1 ? buildWholeBlocksTest(rewriter, loc, func, access,
+                                                               access.blockCols / colBlocks)
+                                        : Value());
+  }
+  module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
+  // Multicast: the copies are shared where the launch made clusters of multicastB
+  // programs and they all copy the same tiles. Each slot also gets an "empty"
+  // mbarrier on which the other programs release it (multicastB - 1 arrivals a
+  // phase), initialised with the others; the barrier after the init is a cluster
+  // barrier, as the other programs' copies and releases reach this one's mbarriers.
+  if (llvm::any_of(multicasts, [](Value v) { return bool(v); })) {
+    Value clusterSize = ClusterSizeOp::create(rewriter, loc, i32);
+    active = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, clusterSize,
+                                   constant(rewriter, i32, multicastB));
+    for (Value shared : multicasts)
+      if (shared)
+        active = arith::AndIOp::create(rewriter, loc, active, shared);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(initialised);
+    empties = barrierRing(multicastB - 1);
+    initialised.setCluster(true);
+  }
+  return success();
+}
+
+void LoopPipeliner::emitCopies(OpBuilder &b, Value iv, Value slot) {
+  unsigned multicastB = options.multicastB;
+  Value ub = loop.getUpperBound();
+  IRMapping mapping;
+  mapping.map(loop.getInductionVar(), iv);
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (slice.contains(&op))
+      b.clone(op, mapping);
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
+  if (tmaCount) {
+    Value barrier = slotOf(b, loc, barriers, slot);
+    for (auto [load, ring, map, whole, shared] :
+         llvm::zip(loads, rings, tensorMaps, wholeBlocks, multicasts)) {
+      if (!map)
+        continue;
+      // Matched again: the loop (and its induction variable) may have been replaced.
+      BlockAccess access = *matchBlockAccess(load);
+      Value tile = slotOf(b, loc, ring, slot);
+      auto start = [&](Value v) { return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0); };
+      bool waits = shared && !emptyWait.empty();
+      // One op per statement (argument evaluation order is unspecified).
+      Value col = start(access.col), row = start(access.row);
+      TmaCopyOp::create(b, loc, map, row, col, tile, barrier, inRange, whole,
+                        shared ? active : Value(), waits ? emptyWait[0] : Value(),
+                        waits ? emptyWait[1] : Value(), waits ? emptyWait[2] : Value(),
+                        shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());
+    }
+  }
+  if (!anyCpAsync)
+    return;
+  for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
+    if (map)
+      continue;
+    auto type = cast<RankedTensorType>(load.getType());
+    Value mask =
+        SplatOp::create(b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), inRange);
+    if (load.getMask())
+      mask = arith::AndIOp::create(b, loc, mapping.lookupOrDefault(load.getMask()), mask);
+    Value tile = slotOf(b, loc, ring, slot);
+    AsyncCopyOp::create(b, loc, mapping.lookupOrDefault(load.getPtr()), tile, mask);
+  }
+  AsyncCommitOp::create(b, loc);
+}
+
+Value LoopPipeliner::phaseParity(int64_t back) {
+  // j = (iv - lb) / step: iteration j - back's slot completes its ((j - back) / S)-th phase.
+  Value j = arith::SubIOp::create(rewriter, loc, newLoop.getInductionVar(), newLoop.getLowerBound());
+  j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, step));
+  if (back)
+    j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, back));
+  Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
+  phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
+  if (ivType != i32)
+    phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
+  return phase;
+}
+
+// Multicast copies go last: after this iteration's dots the program is done with
+// slot j % S, and releases it to the others (a block barrier, then one arrival on
+// each other program's empty mbarrier of the slot), where one of them will copy into
+// it (iteration j + 1 copies, j + 1 + D < the trip count). Before copying into slot
+// (j - 1) % S it waits for the others' release of it from their iteration j - 1:
+// one iteration of slack, and phase (j - 1) / S of that slot's empty mbarrier. Only
+// the lane that issues the shared copy waits (tessel.tma_copy's `after`).
+void LoopPipeliner::releaseSharedSlot(Value ahead, Value readSlot, Value writeSlot) {
+  unsigned multicastB = options.multicastB;
+  Value iv = newLoop.getInductionVar(), ub = newLoop.getUpperBound();
+  Value releaseAhead = arith::AddIOp::create(
+      rewriter, loc, iv, constant(rewriter, ivType, int64_t(distance + 1) * step));
+  Value released = arith::AndIOp::create(
+      rewriter, loc, active,
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, releaseAhead, ub));
+  ClusterReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot), released,
+                           rewriter.getI64IntegerAttr(multicastB));
+  // One statement per op: the order of function arguments' evaluation is unspecified,
+  // and the IR (and PTX) should not depend on the host compiler.
+  Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub);
+  Value later =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, newLoop.getLowerBound());
+  Value copying = arith::AndIOp::create(rewriter, loc, later, inRange);
+  copying = arith::AndIOp::create(rewriter, loc, active, copying);
+  Value phase = phaseParity(1);
+  emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phase, copying};
+}
+
+void LoopPipeliner::replaceLoadsBySlots(Value readSlot) {
+  for (auto [load, ring] : llvm::zip(loads, rings)) {
+    rewriter.setInsertionPoint(load);
+    Value tile = slotOf(rewriter, load.getLoc(), ring, readSlot);
+    load.getResult().replaceAllUsesWith(tile);
+    rewriter.eraseOp(load);
+    // trans(load) becomes a transposed view of the slot.
+    auto slotType = cast<SharedType>(tile.getType());
+    for (Operation *user : tile.getUsers())
+      if (auto trans = dyn_cast<TransOp>(user))
+        trans.getResult().setType(SharedType::get(rewriter.getContext(),
+                                                  {slotType.getShape()[1], slotType.getShape()[0]},
+                                                  slotType.getElementType()));
+  }
+}
+
+// Async dots: one group stays in flight into the next iteration; all are retired
+// before the loop's result is read.
+void LoopPipeliner::retireAsyncDots() {
+  for (DotOp dot : asyncDots) {
+    dot.setAsync(true);
+    rewriter.setInsertionPointAfter(dot);
+    auto wait = DotWaitOp::create(rewriter, dot.getLoc(), dot.getType(), dot.getResult(), 1);
+    dot.getResult().replaceAllUsesExcept(wait.getResult(), wait);
+    OpResult result = newLoop->getResult(wait->use_begin()->getOperandNumber());
+    rewriter.setInsertionPointAfter(newLoop);
+    auto drained = DotWaitOp::create(rewriter, dot.getLoc(), result.getType(), result, 0);
+    result.replaceAllUsesExcept(drained.getResult(), drained);
+  }
+}
+
+LogicalResult LoopPipeliner::rewrite() {
+  // Prologue: iterations 0 .. D-1.
+  Value lb = loop.getLowerBound();
+  for (unsigned s = 0; s < distance; ++s) {
+    Value iv = s == 0 ? lb
+                      : arith::AddIOp::create(rewriter, loc, lb,
+                                              constant(rewriter, ivType, int64_t(s) * step))
+                            .getResult();
+    emitCopies(rewriter, iv, constant(rewriter, i32, s));
+  }
+
+  // The loop carries the slot it reads and the slot it fills.
+  SmallVector<Value> slotInits{constant(rewriter, i32, 0), constant(rewriter, i32, distance)};
+  auto advance = [&](OpBuilder &b, Value slot) -> Value {
+    Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
+    Value wrap =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next, constant(b, i32, stages));
+    return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
+  };
+  FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+      rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
+        return {advance(b, args[0]), advance(b, args[1])};
+      });
+  if (failed(replaced))
+    return loop.emitError("could not add the pipeline's slots to the loop");
+  newLoop = cast<scf::ForOp>(replaced->getOperation());
+  unsigned numArgs = newLoop.getRegionIterArgs().size();
+  Value readSlot = newLoop.getRegionIterArgs()[numArgs - 2];
+  Value writeSlot = newLoop.getRegionIterArgs()[numArgs - 1];
+  // The old loop is gone: the slice and the loads now live in newLoop's body.
+  loop = newLoop;
+
+  rewriter.setInsertionPointToStart(newLoop.getBody());
+  if (anyCpAsync)
+    AsyncWaitOp::create(rewriter, loc, distance - 1);
+  // Iteration j reads slot j % S: wait for its copies.
+  if (tmaCount)
+    MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot),
+                           phaseParity(0));
+  if (copiesLast)
+    rewriter.setInsertionPoint(newLoop.getBody()->getTerminator());
+  Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
+                                      constant(rewriter, ivType, int64_t(distance) * step));
+  if (empties)
+    releaseSharedSlot(ahead, readSlot, writeSlot);
+  emitCopies(rewriter, ahead, writeSlot);
+
+  replaceLoadsBySlots(readSlot);
+  rewriter.setInsertionPointAfter(newLoop);
+  if (anyCpAsync)
+    AsyncWaitOp::create(rewriter, loc, 0);
+  retireAsyncDots();
+  return success();
+}
 
 struct TesselSoftwarePipelinePass
     : public tessel::impl::TesselSoftwarePipelineBase<TesselSoftwarePipelinePass> {
@@ -436,371 +866,15 @@ struct TesselSoftwarePipelinePass
       return;
     unsigned numWarps = getNumWarps(module);
     StringRef arch = Target::of(module).arch();
+    PipelineOptions options{tmaOperands, mmaTmaOperands, multicastB};
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      pipeline(loop, stages, numWarps, arch);
-  }
-
-  void pipeline(scf::ForOp loop, unsigned stages, unsigned numWarps, StringRef arch) {
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    if (!step || *step <= 0)
-      return;
-    llvm::SetVector<Operation *> slice;
-    SmallVector<LoadOp> loads = findPipelinableLoads(loop, numWarps, arch, slice);
-    if (loads.empty())
-      return;
-    SmallVector<DotOp> asyncDots;
-    if (stages >= 3)
-      asyncDots = findAsyncDots(
-          loop, loads, [&](DotOp dot) { return hasWgmmaShape(dot, numWarps, arch); });
-    // Whether every dot of the loop runs on mma.sync or tf32 wgmma (none on f16/bf16
-    // wgmma, whose buffers have their own layouts).
-    bool mmaPath = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
-      return hasWgmmaShape(dot, numWarps, arch);
-    });
-    // mma.sync dots on targets with the bulk tensor engine whose result will take the
-    // mma accumulator layout (the path that reads swizzled buffers).
-    SmallVector<DotOp> mmaDots;
-    if (mmaPath && Target(arch).hasBulkTensorCopies())
-      for (DotOp dot : loop.getBody()->getOps<DotOp>())
-        if (getMmaK(dot) != 0 && getPreferredDotLayout(dot, numWarps))
-          mmaDots.push_back(dot);
-    SmallVector<bool> viaTma =
-        findTmaLoads(loads, asyncDots, mmaDots, tmaOperands, mmaTmaOperands);
-    // A ring read through tessel.trans is a "b" buffer, filled by cp.async.
-    for (auto [load, tma] : llvm::zip(loads, viaTma))
-      if (llvm::any_of(load->getUsers(), [](Operation *user) { return isa<TransOp>(user); }))
-        tma = false;
-    // tf32 dots whose operands both come by TMA run transposed on wgmma on sm_90a
-    // (WgmmaLayout.h), in flight like the others.
-    auto byTma = [&](Value operand) {
-      auto *it = llvm::find(loads, operand.getDefiningOp<LoadOp>());
-      return it != loads.end() && viaTma[it - loads.begin()];
-    };
-    auto onTf32Wgmma = [&](DotOp dot) {
-      auto a = cast<ShapedType>(dot.getA().getType());
-      auto b = cast<ShapedType>(dot.getB().getType());
-      return byTma(dot.getA()) && byTma(dot.getB()) &&
-             canUseTf32Wgmma(dot, a.getDimSize(0), b.getDimSize(1), a.getDimSize(1), numWarps,
-                             arch);
-    };
-    if (stages >= 3)
-      llvm::append_range(asyncDots, findAsyncDots(loop, loads, onTf32Wgmma));
-    // The layout of an mma.sync operand's ring: "swizzled", except tf32 mma.sync's B,
-    // "interleaved" (WgmmaLayout.h: its fragment loads are then free of bank conflicts)
-    // when its matrix's rows are known to come in groups of 8.
-    auto ringLayout = [&](LoadOp load) -> StringRef {
-      for (DotOp dot : mmaDots)
-        if (dot.getB() == load.getResult() && getMmaK(dot) == 8 && !onTf32Wgmma(dot) &&
-            isKnownMultiple(load, matchBlockAccess(load)->rows, 8))
-          return kInterleavedOperand;
-      return kSwizzledOperand;
-    };
-    // Decided once per load: the ring's attribute and the tensor map's recipe follow it.
-    SmallVector<StringRef> ringLayouts;
-    for (auto [load, tma] : llvm::zip(loads, viaTma))
-      ringLayouts.push_back(tma && mmaPath ? ringLayout(load) : StringRef());
-    // Iterations copied ahead: one less while a dot may still read last iteration's slot.
-    unsigned distance = asyncDots.empty() ? stages - 1 : stages - 2;
-    unsigned tmaCount = unsigned(llvm::count(viaTma, true));
-    bool anyCpAsync = tmaCount < loads.size();
-    // Where the in-loop copies go. After the dots when every dot runs on mma.sync and
-    // some copies are cp.async, so the tensor cores start on the landed slot right after
-    // the barrier and the copies' issue and address arithmetic overlap the mma stream
-    // (ptxas cannot hoist an ldmatrix over a cp.async, which may write the same shared
-    // memory): +19% at 4096^3. Bulk copies only (a few lanes issue a few instructions each) also
-    // go after the dots from 3 stages on (measured 5-10% faster than first), but with 2
-    // stages first, or they would be requested just before they are needed (+14%).
-    // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
-    bool copiesLast = mmaPath && asyncDots.empty() && (anyCpAsync || stages > 2);
-
-    MLIRContext *ctx = &getContext();
-    Location loc = loop.getLoc();
-    Type ivType = loop.getInductionVar().getType();
-    IRRewriter rewriter(ctx);
-    rewriter.setInsertionPoint(loop);
-    auto constant = [&](OpBuilder &b, Type type, int64_t v) -> Value {
-      return arith::ConstantIntOp::create(b, loc, type, v);
-    };
-    Type i32 = rewriter.getI32Type();
-
-    SmallVector<Value> rings;
-    for (auto [load, layout] : llvm::zip(loads, ringLayouts)) {
-      auto type = cast<RankedTensorType>(load.getType());
-      SmallVector<int64_t> shape{int64_t(stages)};
-      shape.append(type.getShape().begin(), type.getShape().end());
-      auto ring = LocalAllocOp::create(
-          rewriter, loc, SharedType::get(ctx, shape, type.getElementType()), IntegerAttr());
-      // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
-      // (wgmma's buffers are marked by -tessel-assign-layouts).
-      if (!layout.empty())
-        ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(layout));
-      rings.push_back(ring);
-    }
-
-    // TMA: one mbarrier per slot (both copies of a stage arrive on it), and a tensor map
-    // per load, a kernel parameter the runtime encodes (recorded in tessel.tensor_maps).
-    Value barriers;
-    SmallVector<Value> tensorMaps; // null for loads copied with cp.async
-    SmallVector<Value> wholeBlocks; // i1: one box brings the tile (null: a box per block)
-    SmallVector<Value> multicasts;  // i1: the cluster copies the same tile (null: no multicast)
-    Value active;  // i1: the copies are shared now (a cluster of multicastB, same tiles)
-    Value empties; // the slots' "empty" mbarriers (multicast)
-    SmallVector<Value, 3> emptyWait; // in the loop: the empty mbarrier, phase and condition
-
-    // One mbarrier per slot, each expecting `count` arrivals a phase.
-    auto barrierRing = [&](unsigned count) -> Value {
-      Value ring = LocalAllocOp::create(
-          rewriter, loc, SharedType::get(ctx, {int64_t(stages), 1, 1}, rewriter.getI64Type()),
-          IntegerAttr());
-      for (unsigned s = 0; s < stages; ++s)
-        MBarrierInitOp::create(rewriter, loc, slotOf(rewriter, loc, ring, constant(rewriter, i32, s)),
-                               count);
-      return ring;
-    };
-    if (tmaCount) {
-      barriers = barrierRing(tmaCount);
-      // A cluster barrier where copies are multicast: the other programs' copies signal
-      // this one's mbarriers.
-      auto initialised = BarrierOp::create(rewriter, loc);
-      auto func = loop->getParentOfType<func::FuncOp>();
-      ModuleOp module = func->getParentOfType<ModuleOp>();
-      SmallVector<Attribute> recipes;
-      AxisInfoAnalysis axisInfo(func);
-      if (auto existing = module->getAttrOfType<ArrayAttr>("tessel.tensor_maps"))
-        recipes.append(existing.begin(), existing.end());
-      for (auto [load, tma, layout] : llvm::zip(loads, viaTma, ringLayouts)) {
-        if (!tma) {
-          tensorMaps.push_back(Value());
-          wholeBlocks.push_back(Value());
-          multicasts.push_back(Value());
-          continue;
-        }
-        unsigned index = func.getNumArguments();
-        NamedAttrList attrs;
-        attrs.set("llvm.byval", TypeAttr::get(LLVM::LLVMArrayType::get(rewriter.getI8Type(), 128)));
-        attrs.set("llvm.align", rewriter.getI64IntegerAttr(64));
-        // nvvm.grid_constant once the function is a kernel (-tessel-mark-kernel-entries).
-        attrs.set("tessel.grid_constant", rewriter.getUnitAttr());
-        if (failed(func.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
-                                       attrs.getDictionary(ctx), loc))) {
-          func.emitError("could not add a tensor-map parameter");
-          return signalPassFailure();
-        }
-        tensorMaps.push_back(func.getArgument(index));
-        BlockAccess access = *matchBlockAccess(load);
-        int64_t colBlocks = wholeColumnBlocks(load, access, /*wgmma=*/!mmaPath, axisInfo);
-        // Multicast of a B tile of whole blocks: the programs of a cluster must run the
-        // same iterations over the same rows, and the kernel tests that they copy the
-        // same columns.
-        Value shared;
-        if (multicastB > 1 && copiesLast && colBlocks % int64_t(multicastB) == 0 &&
-            !isAOperand(load) &&
-            llvm::all_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
-                                    loop.getStep()},
-                         [&](Value v) { return isSameAlongProgramAxis0(v, loop); }) &&
-            (!access.row || isSameAlongProgramAxis0(access.row, loop)))
-          shared = buildClusterSharesTileTest(rewriter, loc, access, multicastB);
-        DictionaryAttr recipe = tensorMapRecipe(rewriter, load, access, index,
-                                                /*wgmma=*/!mmaPath,
-                                                /*interleaved=*/layout == kInterleavedOperand,
-                                                colBlocks);
-        if (shared) {
-          NamedAttrList fields(recipe);
-          fields.set("multicast", rewriter.getI64IntegerAttr(multicastB));
-          recipe = fields.getDictionary(ctx);
-        }
-        recipes.push_back(recipe);
-        multicasts.push_back(shared);
-        wholeBlocks.push_back(colBlocks > 1 ? buildWholeBlocksTest(rewriter, loc, func, access,
-                                                                   access.blockCols / colBlocks)
-                                            : Value());
-      }
-      module->setAttr("tessel.tensor_maps", rewriter.getArrayAttr(recipes));
-      // Multicast: the copies are shared where the launch made clusters of multicastB
-      // programs and they all copy the same tiles. Each slot also gets an "empty"
-      // mbarrier on which the other programs release it (multicastB - 1 arrivals a
-      // phase), initialised with the others; the barrier after the init is a cluster
-      // barrier, as the other programs' copies and releases reach this one's mbarriers.
-      if (llvm::any_of(multicasts, [](Value v) { return bool(v); })) {
-        Value clusterSize = ClusterSizeOp::create(rewriter, loc, i32);
-        active = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, clusterSize,
-                                       constant(rewriter, i32, multicastB));
-        for (Value shared : multicasts)
-          if (shared)
-            active = arith::AndIOp::create(rewriter, loc, active, shared);
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPoint(initialised);
-        empties = barrierRing(multicastB - 1);
-        initialised.setCluster(true);
-      }
-    } else {
-      tensorMaps.assign(loads.size(), Value());
-      wholeBlocks.assign(loads.size(), Value());
-      multicasts.assign(loads.size(), Value());
-    }
-
-    // Copies of iteration `iv` into `slot` of every ring, as one commit group.
-    Value ub = loop.getUpperBound();
-    auto emitCopies = [&](OpBuilder &b, Value iv, Value slot) {
-      IRMapping mapping;
-      mapping.map(loop.getInductionVar(), iv);
-      for (Operation &op : loop.getBody()->without_terminator())
-        if (slice.contains(&op))
-          b.clone(op, mapping);
-      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
-      if (tmaCount) {
-        Value barrier = slotOf(b, loc, barriers, slot);
-        for (auto [load, ring, map, whole, shared] :
-             llvm::zip(loads, rings, tensorMaps, wholeBlocks, multicasts)) {
-          if (!map)
-            continue;
-          // Matched again: the loop (and its induction variable) may have been replaced.
-          BlockAccess access = *matchBlockAccess(load);
-          Value tile = slotOf(b, loc, ring, slot);
-          auto start = [&](Value v) {
-            return v ? mapping.lookupOrDefault(v) : constant(b, i32, 0);
-          };
-          bool waits = shared && !emptyWait.empty();
-          // One op per statement (argument evaluation order is unspecified).
-          Value col = start(access.col), row = start(access.row);
-          TmaCopyOp::create(b, loc, map, row, col, tile, barrier,
-                            inRange, whole, shared ? active : Value(),
-                            waits ? emptyWait[0] : Value(), waits ? emptyWait[1] : Value(),
-                            waits ? emptyWait[2] : Value(),
-                            shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());
-        }
-      }
-      if (!anyCpAsync)
-        return;
-      for (auto [load, ring, map] : llvm::zip(loads, rings, tensorMaps)) {
-        if (map)
-          continue;
-        auto type = cast<RankedTensorType>(load.getType());
-        Value mask = SplatOp::create(
-            b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), inRange);
-        if (load.getMask())
-          mask = arith::AndIOp::create(b, loc, mapping.lookupOrDefault(load.getMask()), mask);
-        Value tile = slotOf(b, loc, ring, slot);
-        AsyncCopyOp::create(b, loc, mapping.lookupOrDefault(load.getPtr()), tile, mask);
-      }
-      AsyncCommitOp::create(b, loc);
-    };
-
-    // Prologue: iterations 0 .. D-1.
-    Value lb = loop.getLowerBound();
-    for (unsigned s = 0; s < distance; ++s) {
-      Value iv = s == 0 ? lb
-                        : arith::AddIOp::create(rewriter, loc, lb,
-                                                constant(rewriter, ivType, int64_t(s) * *step))
-                              .getResult();
-      emitCopies(rewriter, iv, constant(rewriter, i32, s));
-    }
-
-    // The loop carries the slot it reads and the slot it fills.
-    SmallVector<Value> slotInits{constant(rewriter, i32, 0), constant(rewriter, i32, distance)};
-    auto advance = [&](OpBuilder &b, Value slot) -> Value {
-      Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
-      Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                         constant(b, i32, stages));
-      return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
-    };
-    FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
-        rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
-        [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
-          return {advance(b, args[0]), advance(b, args[1])};
-        });
-    if (failed(replaced)) {
-      loop.emitError("could not add the pipeline's slots to the loop");
-      return signalPassFailure();
-    }
-    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-    unsigned numArgs = newLoop.getRegionIterArgs().size();
-    Value readSlot = newLoop.getRegionIterArgs()[numArgs - 2];
-    Value writeSlot = newLoop.getRegionIterArgs()[numArgs - 1];
-    // `loop` is gone: the slice and the loads now live in newLoop's body.
-    loop = newLoop;
-
-    // The parity of the phase a slot's mbarrier completes for iteration j - `back`, where
-    // j = (iv - lb) / step: that iteration's slot completes its ((j - back) / S)-th phase.
-    auto phaseParity = [&](int64_t back) -> Value {
-      Value j = arith::SubIOp::create(rewriter, loc, newLoop.getInductionVar(), lb);
-      j = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, *step));
-      if (back)
-        j = arith::SubIOp::create(rewriter, loc, j, constant(rewriter, ivType, back));
-      Value phase = arith::DivUIOp::create(rewriter, loc, j, constant(rewriter, ivType, stages));
-      phase = arith::AndIOp::create(rewriter, loc, phase, constant(rewriter, ivType, 1));
-      if (ivType != i32)
-        phase = arith::TruncIOp::create(rewriter, loc, i32, phase);
-      return phase;
-    };
-
-    rewriter.setInsertionPointToStart(newLoop.getBody());
-    if (anyCpAsync)
-      AsyncWaitOp::create(rewriter, loc, distance - 1);
-    // Iteration j reads slot j % S: wait for its copies.
-    if (tmaCount)
-      MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot),
-                             phaseParity(0));
-    if (copiesLast)
-      rewriter.setInsertionPoint(newLoop.getBody()->getTerminator());
-    Value ahead = arith::AddIOp::create(rewriter, loc, newLoop.getInductionVar(),
-                                        constant(rewriter, ivType, int64_t(distance) * *step));
-    if (empties) {
-      // Multicast copies go last: after this iteration's dots the program is done with
-      // slot j % S, and releases it to the others (a block barrier, then one arrival on
-      // each other program's empty mbarrier of the slot), where one of them will copy into
-      // it (iteration j + 1 copies, j + 1 + D < the trip count). Before copying into slot
-      // (j - 1) % S it waits for the others' release of it from their iteration j - 1:
-      // one iteration of slack, and phase (j - 1) / S of that slot's empty mbarrier. Only
-      // the lane that issues the shared copy waits (tessel.tma_copy's `after`).
-      Value iv = newLoop.getInductionVar();
-      Value releaseAhead = arith::AddIOp::create(
-          rewriter, loc, iv, constant(rewriter, ivType, int64_t(distance + 1) * *step));
-      Value released = arith::AndIOp::create(
-          rewriter, loc, active,
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, releaseAhead, ub));
-      ClusterReleaseOp::create(rewriter, loc, slotOf(rewriter, loc, empties, readSlot), released,
-                               rewriter.getI64IntegerAttr(multicastB));
-      // One statement per op: the order of function arguments' evaluation is unspecified,
-      // and the IR (and PTX) should not depend on the host compiler.
-      Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, ahead, ub);
-      Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, iv, lb);
-      Value copying = arith::AndIOp::create(rewriter, loc, later, inRange);
-      copying = arith::AndIOp::create(rewriter, loc, active, copying);
-      Value phase = phaseParity(1);
-      emptyWait = {slotOf(rewriter, loc, empties, writeSlot), phase, copying};
-    }
-    emitCopies(rewriter, ahead, writeSlot);
-
-    for (auto [load, ring] : llvm::zip(loads, rings)) {
-      rewriter.setInsertionPoint(load);
-      Value tile = slotOf(rewriter, load.getLoc(), ring, readSlot);
-      load.getResult().replaceAllUsesWith(tile);
-      rewriter.eraseOp(load);
-      // trans(load) becomes a transposed view of the slot.
-      auto slotType = cast<SharedType>(tile.getType());
-      for (Operation *user : tile.getUsers())
-        if (auto trans = dyn_cast<TransOp>(user))
-          trans.getResult().setType(SharedType::get(
-              ctx, {slotType.getShape()[1], slotType.getShape()[0]}, slotType.getElementType()));
-    }
-    rewriter.setInsertionPointAfter(newLoop);
-    if (anyCpAsync)
-      AsyncWaitOp::create(rewriter, loc, 0);
-
-    // Async dots: one group stays in flight into the next iteration; all are retired
-    // before the loop's result is read.
-    for (DotOp dot : asyncDots) {
-      dot.setAsync(true);
-      rewriter.setInsertionPointAfter(dot);
-      auto wait = DotWaitOp::create(rewriter, dot.getLoc(), dot.getType(), dot.getResult(), 1);
-      dot.getResult().replaceAllUsesExcept(wait.getResult(), wait);
-      OpResult result = newLoop->getResult(wait->use_begin()->getOperandNumber());
-      rewriter.setInsertionPointAfter(newLoop);
-      auto drained = DotWaitOp::create(rewriter, dot.getLoc(), result.getType(), result, 0);
-      result.replaceAllUsesExcept(drained.getResult(), drained);
+    for (scf::ForOp loop : loops) {
+      LoopPipeliner pipeliner(loop, stages, numWarps, arch, options);
+      if (!pipeliner.plan())
+        continue;
+      if (failed(pipeliner.allocate()) || failed(pipeliner.rewrite()))
+        return signalPassFailure();
     }
   }
 };
