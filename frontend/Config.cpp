@@ -1,5 +1,6 @@
 //===- frontend/Config.cpp - kernel configurations from @autotune, defaults, -D ===//
 #include "frontend/Config.h"
+#include "runtime/ConfigLimits.h"
 
 #include <set>
 
@@ -11,8 +12,6 @@ const ConstValue *Specialization::lookup(const std::string &name) const {
       return &value;
   return nullptr;
 }
-
-static bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::optional<std::vector<Specialization>>
 resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
@@ -59,14 +58,17 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
         if (!v)
           continue;
         if (kw.name == "num_warps" || kw.name == "num_stages") {
-          if (!v->isInt() || v->intValue < 1 || v->intValue > 32 ||
-              (kw.name == "num_warps" && !isPowerOfTwo(v->intValue))) {
-            diags.error(kw.value->range, kw.name == "num_warps"
-                                             ? "num_warps must be 1, 2, 4, 8, 16 or 32"
-                                             : "num_stages must be an integer from 1 to 32");
+          bool warps = kw.name == "num_warps";
+          if (!v->isInt() || !(warps ? isValidNumWarps(v->intValue)
+                                     : isValidNumStages(v->intValue))) {
+            diags.error(kw.value->range,
+                        warps ? "num_warps must be a power of two from 1 to " +
+                                    std::to_string(kMaxNumWarps)
+                              : "num_stages must be an integer from 1 to " +
+                                    std::to_string(kMaxNumStages));
             continue;
           }
-          (kw.name == "num_warps" ? spec.numWarps : spec.numStages) = unsigned(v->intValue);
+          (warps ? spec.numWarps : spec.numStages) = unsigned(v->intValue);
           continue;
         }
         const ast::Param *p = kernel.param(kw.name);

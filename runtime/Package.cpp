@@ -10,6 +10,7 @@
 #include "runtime/Package.h"
 
 #include "runtime/ConfigExpr.h"
+#include "runtime/ConfigLimits.h"
 #include "runtime/FileUtil.h"
 #include "runtime/Hash.h"
 
@@ -296,8 +297,8 @@ static Variant readVariant(const Json &json, const std::string &where) {
   Variant variant;
   variant.config = int(fields.integer("config", 0, 4095));
   variant.constexprs = fields.objectField("constexprs");
-  variant.numWarps = int(fields.integer("num_warps", 1, 32));
-  variant.numStages = int(fields.integer("num_stages", 0, 64));
+  variant.numWarps = int(fields.integer("num_warps", 1, kMaxNumWarps));
+  variant.numStages = int(fields.integer("num_stages", 1, kMaxNumStages));
   variant.sharedBytes = fields.integer("shared_bytes", 0, int64_t(1) << 40);
   variant.arch = fields.string("arch");
   variant.entry = fields.string("entry");
@@ -463,12 +464,12 @@ static void validateKernel(const KernelInfo &kernel, const std::string &origin,
         vfail("constexpr '" + member.first + "' must be a number, boolean "
               "or dtype name, found " + Json::kindName(value.kind()));
     }
-    if (variant.numWarps < 1 || variant.numWarps > 32 ||
-        (variant.numWarps & (variant.numWarps - 1)) != 0)
+    if (!isValidNumWarps(variant.numWarps))
       vfail("num_warps is " + std::to_string(variant.numWarps) +
-            ", expected a power of two in [1, 32]");
-    if (variant.numStages < 0)
-      vfail("num_stages is negative");
+            ", expected a power of two in [1, " + std::to_string(kMaxNumWarps) + "]");
+    if (!isValidNumStages(variant.numStages))
+      vfail("num_stages is " + std::to_string(variant.numStages) + ", expected 1 to " +
+            std::to_string(kMaxNumStages));
     if (variant.sharedBytes < 0)
       vfail("shared_bytes is negative");
     int capability = 0;

@@ -132,6 +132,14 @@ TEST(Package, FieldTypeErrors) {
   root = sampleJson();
   variantJson(root, 0, 1).set("num_warps", 3);
   EXPECT_NE(errorOf(root.dump()).find("power of two"), std::string::npos);
+  // The compiler's limits (runtime/ConfigLimits.h): 1 to 32 stages.
+  for (int stages : {0, 33}) {
+    root = sampleJson();
+    variantJson(root, 0, 1).set("num_stages", stages);
+    std::string message = errorOf(root.dump());
+    EXPECT_NE(message.find("'num_stages' is " + std::to_string(stages)), std::string::npos)
+        << message;
+  }
   root = sampleJson();
   variantJson(root, 0, 1).set("shared_bytes", -1);
   EXPECT_NE(errorOf(root.dump()).find("'shared_bytes' is -1"),
