@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
 
+#include "compiler/Ptxas.h"
 #include "compiler/VariantCompiler.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
+#include "runtime/ConfigExpr.h"
+#include "runtime/Error.h"
 #include "runtime/Hash.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -140,8 +143,9 @@ std::string emitStage(const std::vector<const fe::ast::Function *> &kernels,
 /// The kernel's package entry: its signature, autotuning data and every variant.
 KernelInfo compileKernel(const fe::ast::Function &kernel,
                          const std::vector<fe::Specialization> &configs,
-                         const CompileOptions &options, VariantCompiler &compiler,
-                         fe::DiagnosticEngine &diags, std::vector<VariantReport> &report) {
+                         const CompileOptions &options, const std::string &ptxas,
+                         VariantCompiler &compiler, fe::DiagnosticEngine &diags,
+                         std::vector<VariantReport> &report) {
   KernelInfo info;
   info.name = kernel.name;
   for (const fe::ast::Param &p : kernel.params)
@@ -150,8 +154,17 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
   if (kernel.autotune) {
     info.autotuneKey = kernel.autotune->key;
     // Evaluated by the runtime at launch, when the key values are known.
-    if (kernel.autotune->prune)
+    if (kernel.autotune->prune) {
       info.autotunePrune = fe::exprToString(*kernel.autotune->prune);
+      // The runtime reads the text back with its own parser (runtime/ConfigExpr.h):
+      // what it cannot read is refused here, at the condition, not at a first launch.
+      try {
+        ConfigExpr::parse(info.autotunePrune);
+      } catch (const Error &error) {
+        diags.error(kernel.autotune->prune->range,
+                    std::string("the runtime cannot read this prune condition: ") + error.what());
+      }
+    }
   }
   for (size_t c = 0; c < configs.size(); ++c) {
     Json constexprs = Json::object();
@@ -180,6 +193,12 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
       v.entry = kernel.name;
       v.divisibleBy16.assign(spec.divisibleBy16.begin(), spec.divisibleBy16.end());
       v.tensorMaps = out.tensorMaps;
+      std::string ptxasError;
+      if (!ptxas.empty() && !assembleCubin(ptxas, out.ptx, v.arch, v.cubin, ptxasError)) {
+        diags.error(kernel.nameRange, "config " + std::to_string(c) + " of '" + kernel.name +
+                                          "': " + ptxasError);
+        break;
+      }
       report.push_back(VariantReport{kernel.name, int(c), specialised != 0, out.sharedBytes,
                                      countLines(out.ptx), msSince(start)});
       v.ptx = std::move(out.ptx);
@@ -232,10 +251,19 @@ CompileResult compile(std::string_view source, std::string_view fileName,
   result.package.compiler = versionText();
   result.package.source = std::string(fileName);
   result.package.sourceHash = fnv1aHex(file.text());
+  std::string ptxas;
+  if (options.cubin && !kernels.empty()) {
+    std::string error;
+    ptxas = findPtxas(options.ptxas, error);
+    if (ptxas.empty()) {
+      diags.error(kernels.front()->nameRange, "cannot make machine code (--cubin): " + error);
+      return finish();
+    }
+  }
   for (const fe::ast::Function *kernel : kernels)
     if (auto configs = resolveKernelConfigs(*kernel, options, diags))
-      result.package.kernels.push_back(
-          compileKernel(*kernel, *configs, options, compiler, diags, result.variants));
+      result.package.kernels.push_back(compileKernel(*kernel, *configs, options, ptxas, compiler,
+                                                     diags, result.variants));
   return finish();
 }
 

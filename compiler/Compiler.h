@@ -52,6 +52,10 @@ struct CompileOptions {
   /// variant that assumes 16-byte-aligned pointers and multiples of 16 is.
   unsigned config = 0;
   bool specialize = false;
+  /// Stage::Package: also store each variant's machine code (compiler/Ptxas.h), made
+  /// by `ptxas` (empty: the toolkit's, found as findPtxas does).
+  bool cubin = false;
+  std::string ptxas;
 };
 
 /// One compiled variant, for the compiler's report.

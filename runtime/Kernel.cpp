@@ -12,6 +12,7 @@
 #include "runtime/KernelConfig.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <mutex>
 
@@ -205,6 +206,21 @@ public:
   }
 
   /// Why a variant cannot run on the device, from metadata alone.
+  /// Whether to load the variant's cubin: it has one, built for exactly this
+  /// device's compute capability, and TESSEL_CUBIN is not 0.
+  bool runsCubin(const Variant &variant) const {
+    if (variant.cubin.empty())
+      return false;
+    static const bool enabled = [] {
+      const char *value = std::getenv("TESSEL_CUBIN");
+      return !value || std::string_view(value) != "0";
+    }();
+    int capability = 0;
+    char suffix = 0;
+    return enabled && parseArch(variant.arch, capability, suffix) &&
+           capability == deviceInfo.capability();
+  }
+
   std::string staticProblem(int variantIndex) const {
     const Variant &variant = info.variants[size_t(variantIndex)];
     std::string what = info.name + " config " + std::to_string(variant.config) +
@@ -277,9 +293,17 @@ public:
                       reinterpret_cast<void *>(uintptr_t(sizeof(errorLog) - 1))};
     LoadedFunction loaded;
     loaded.context = context;
-    CUresult result = driver->moduleLoadDataEx(&loaded.module,
-                                               variant.ptx.c_str(), 2, options,
-                                               values);
+    // Machine code where the package has it for this device, else the PTX (JIT); a
+    // cubin the driver refuses (a newer ELF than it reads) falls back to the PTX.
+    CUresult result = CUDA_ERROR_INVALID_IMAGE;
+    if (runsCubin(variant))
+      result = driver->moduleLoadDataEx(&loaded.module, variant.cubin.data(), 2,
+                                        options, values);
+    if (result != CUDA_SUCCESS) {
+      errorLog[0] = 0;
+      result = driver->moduleLoadDataEx(&loaded.module, variant.ptx.c_str(), 2,
+                                        options, values);
+    }
     if (result != CUDA_SUCCESS)
       driver->fail(result, "cuModuleLoadDataEx(" + where(variantIndex) + ")",
                    errorLog[0] ? std::string(errorLog)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Package.h"
 
+#include "runtime/Base64.h"
 #include "runtime/ConfigExpr.h"
 #include "runtime/ConfigLimits.h"
 #include "runtime/FileUtil.h"
@@ -304,6 +305,12 @@ static Variant readVariant(const Json &json, const std::string &where) {
   variant.entry = fields.string("entry");
   variant.divisibleBy16 = fields.stringList("divisible_by_16", true);
   variant.ptx = fields.string("ptx");
+  if (json.find("cubin")) {
+    std::optional<std::string> cubin = decodeBase64(fields.string("cubin"));
+    if (!cubin || cubin->empty())
+      throw Error(where + ": field 'cubin' is not base64 machine code");
+    variant.cubin = std::move(*cubin);
+  }
   variant.tesselIR = fields.optionalString("tessel_ir");
   if (json.find("tensor_maps")) {
     const Json::Array &maps = fields.array("tensor_maps");
@@ -607,6 +614,8 @@ Json Package::toJson() const {
       v.set("entry", variant.entry);
       v.set("divisible_by_16", stringArray(variant.divisibleBy16));
       v.set("ptx", variant.ptx);
+      if (!variant.cubin.empty())
+        v.set("cubin", encodeBase64(variant.cubin));
       if (!variant.tesselIR.empty())
         v.set("tessel_ir", variant.tesselIR);
       if (!variant.tensorMaps.empty()) {

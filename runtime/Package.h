@@ -91,6 +91,10 @@ struct Variant {
   /// integers multiples of 16. Empty for the generic variant.
   std::vector<std::string> divisibleBy16;
   std::string ptx;
+  /// Optional: ptxas's machine code for `arch` (tesselc --cubin), loaded instead of
+  /// the PTX on a device of exactly that compute capability (no JIT on first launch).
+  /// Stored base64-encoded in the file.
+  std::string cubin;
   /// Optional: the variant's kernel in the tessel dialect (before layouts), as
   /// text; what the CPU interpreter runs (TESSEL_INTERPRET=1, runtime/Interpret.h).
   std::string tesselIR;

@@ -151,6 +151,9 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                                    void **values) {
   std::lock_guard<std::recursive_mutex> lock(fakeMutex);
   std::string ptx = static_cast<const char *>(image);
+  bool cubin = ptx.rfind("\x7f" "ELF", 0) == 0;
+  if (cubin && ptx.find("unreadable") != std::string::npos)
+    return CUDA_ERROR_INVALID_IMAGE;
   if (ptx.find("syntax error") != std::string::npos) {
     for (unsigned i = 0; i < count; ++i)
       if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
@@ -159,6 +162,7 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     return CUDA_ERROR_INVALID_PTX;
   }
   ++state.moduleLoads;
+  state.cubinLoads += cubin;
   *module = reinterpret_cast<CUmodule>(new FakeModule{ptx, {}});
   return CUDA_SUCCESS;
 }

@@ -50,6 +50,10 @@ struct State {
   // Observations.
   void *currentContext = nullptr;
   int moduleLoads = 0;
+  /// Of those, images that began with the ELF magic (a package's cubin). A fake
+  /// cubin is the magic followed by PTX-like text; one saying "unreadable" is
+  /// refused with CUDA_ERROR_INVALID_IMAGE, as a driver refuses a newer ELF.
+  int cubinLoads = 0;
   int moduleUnloads = 0;
   std::vector<std::pair<std::string, int>> maxDynamicShared; // entry, value
   std::vector<LaunchRecord> launches;

@@ -119,6 +119,34 @@ TEST_F(FakeDriver, LaunchPicksVariantAndPacksParams) {
   EXPECT_EQ(kernel.chooseVariant({aligned(), 16, 1.0f, 0}, 0), 1);
 }
 
+TEST_F(FakeDriver, MachineCodeForThisDeviceIsLoadedInsteadOfPtx) {
+  // The fake device is compute capability 9.0: sm_90 cubins run there, sm_80 ones not.
+  Package package = fakePackage();
+  std::vector<Variant> &variants = package.kernels[0].variants;
+  for (int i : {0, 1})
+    variants[i].arch = "sm_90";
+  variants[0].cubin = "\x7f" "ELF" + ptxFor("k_generic");
+  variants[1].cubin = "\x7f" "ELF unreadable" + ptxFor("k_spec");
+  Kernel kernel = Kernel::load(package, "k");
+  kernel.launch(1, {aligned(), 33, 1.0f, 0}); // generic: its cubin
+  EXPECT_EQ(fake().launches.back().entry, "k_generic");
+  EXPECT_EQ(fake().moduleLoads, 1);
+  EXPECT_EQ(fake().cubinLoads, 1);
+  kernel.launch(1, {aligned(), 32, 1.0f, 0}); // specialised: refused cubin, then PTX
+  EXPECT_EQ(fake().launches.back().entry, "k_spec");
+  EXPECT_EQ(fake().moduleLoads, 2);
+  EXPECT_EQ(fake().cubinLoads, 1);
+
+  // A cubin for another capability is never handed to the driver: the PTX is JIT'd.
+  Package older = fakePackage();
+  older.kernels[0].variants[0].cubin = "\x7f" "ELF" + ptxFor("k_generic");
+  Kernel other = Kernel::load(older, "k");
+  other.launch(1, {aligned(), 33, 1.0f, 0});
+  EXPECT_EQ(fake().launches.back().entry, "k_generic");
+  EXPECT_EQ(fake().moduleLoads, 3);
+  EXPECT_EQ(fake().cubinLoads, 1);
+}
+
 TEST_F(FakeDriver, ModulesUnloadWithTheKernel) {
   {
     Kernel kernel = Kernel::load(fakePackage(), "k");

@@ -53,6 +53,24 @@ TEST(Package, RoundTrip) {
   EXPECT_EQ(parsed.contentHash().size(), 16u);
 }
 
+TEST(Package, MachineCodeRoundTripsAndIsChecked) {
+  Package original = samplePackage();
+  std::string cubin("\x7f" "ELF\0\x01\xff binary", 14);
+  original.kernels[0].variants[1].cubin = cubin;
+  std::string text = original.serialize();
+  EXPECT_NE(text.find("\"cubin\": \"f0VMRgAB/yBiaW5hcnk=\""), std::string::npos) << text;
+  Package parsed = Package::parse(text, "softmax.tslpkg");
+  EXPECT_EQ(parsed.kernels[0].variants[1].cubin, cubin);
+  EXPECT_TRUE(parsed.kernels[0].variants[0].cubin.empty());
+  EXPECT_EQ(parsed.serialize(), text);
+
+  Json root = sampleJson();
+  variantJson(root, 0, 1).set("cubin", "not base64!");
+  std::string message = errorOf(root.dump());
+  EXPECT_NE(message.find("variant 1: field 'cubin' is not base64"), std::string::npos)
+      << message;
+}
+
 TEST(Package, ParsesTheDocumentedExample) {
   const char *text = R"({ "format": "tessel-package", "version": 1,
     "compiler": "tesselc 0.1.0", "source": "kernels/softmax.tsl",

@@ -1,5 +1,6 @@
 //===- tools/tesselc/Options.cpp - tesselc's command line ------------------===//
 #include "tools/tesselc/Options.h"
+#include "runtime/ConfigLimits.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -48,6 +49,11 @@ OPTIONS:
                        builds whose pipelined loops are slow to compile and gain
                        little, such as exact-f32 FMA dots; default: all)
   --error-limit N      Stop reporting after N errors (default 20; 0: no limit)
+  --cubin              Also store each variant's machine code, assembled by the CUDA
+                       toolkit's ptxas for --arch: a GPU of that arch then loads it
+                       instead of JIT-compiling the PTX on first launch
+  --ptxas PATH         The ptxas for --cubin (default: $CUDA_HOME/bin, /usr/local/cuda/bin,
+                       then PATH)
   --json               Print a machine-readable summary on stdout
   --help               Show this help
   --version            Show the version
@@ -176,6 +182,12 @@ std::optional<Options> parseOptions(int argc, char **argv) {
         return std::nullopt;
       }
       opts.compile.multicastB = n;
+    } else if (is("--cubin")) {
+      opts.compile.cubin = true;
+    } else if (is("--ptxas")) {
+      if (!value("--ptxas", v))
+        return std::nullopt;
+      opts.compile.ptxas = v;
     } else if (is("--no-async-dots")) {
       opts.compile.asyncDots = false;
     } else if (is("--kernel")) {
@@ -186,8 +198,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       unsigned n = 0;
       if (!value("--num-warps", v) || !parseUnsigned("--num-warps", v, n))
         return std::nullopt;
-      if (n == 0 || n > 32 || (n & (n - 1))) {
-        fail("--num-warps must be 1, 2, 4, 8, 16 or 32");
+      if (!isValidNumWarps(n)) {
+        fail("--num-warps must be a power of two from 1 to " + std::to_string(kMaxNumWarps));
         return std::nullopt;
       }
       opts.compile.numWarps = n;
@@ -218,6 +230,10 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       }
       opts.input = a;
     }
+  }
+  if (opts.compile.cubin && opts.compile.stage != Stage::Package) {
+    fail("--cubin stores machine code in a package; it does not combine with --emit");
+    return std::nullopt;
   }
   if (!opts.help && !opts.version && opts.input.empty()) {
     fail("no input file (usage: tesselc [options] FILE.tsl; see --help)");
