@@ -12,8 +12,8 @@
 #include "runtime/KernelConfig.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 using namespace tessel;
@@ -205,7 +205,6 @@ public:
            " (every config needs a generic variant, divisible_by_16 = [])";
   }
 
-  /// Why a variant cannot run on the device, from metadata alone.
   /// Whether to load the variant's cubin: it has one, built for exactly this
   /// device's compute capability, and TESSEL_CUBIN is not 0.
   bool runsCubin(const Variant &variant) const {
@@ -221,6 +220,7 @@ public:
            capability == deviceInfo.capability();
   }
 
+  /// Why a variant cannot run on the device, from metadata alone.
   std::string staticProblem(int variantIndex) const {
     const Variant &variant = info.variants[size_t(variantIndex)];
     std::string what = info.name + " config " + std::to_string(variant.config) +
