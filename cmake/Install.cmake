@@ -1,12 +1,16 @@
-# `cmake --install`: the tools in bin/, the runtime library in lib/, its headers under
-# include/tessel/runtime/, and a CMake package (lib/cmake/Tessel) so that another project's
-# find_package(Tessel) gets Tessel::Runtime, Tessel::tesselc and tessel_add_kernels().
+# `cmake --install`: the tools in bin/, the package and runtime libraries in lib/, their
+# headers under include/tessel/{package,runtime}/, and a CMake package (lib/cmake/Tessel) so
+# that another project's find_package(Tessel) gets Tessel::Runtime (with Tessel::Package),
+# Tessel::tesselc and tessel_add_kernels().
 include(CMakePackageConfigHelpers)
 
+set_target_properties(TesselPackage PROPERTIES EXPORT_NAME Package)
 set_target_properties(TesselRuntime PROPERTIES EXPORT_NAME Runtime)
-install(TARGETS TesselRuntime EXPORT TesselTargets ARCHIVE DESTINATION lib)
-file(GLOB TESSEL_RUNTIME_HEADERS ${PROJECT_SOURCE_DIR}/runtime/*.h)
-install(FILES ${TESSEL_RUNTIME_HEADERS} DESTINATION include/tessel/runtime)
+install(TARGETS TesselPackage TesselRuntime EXPORT TesselTargets ARCHIVE DESTINATION lib)
+foreach(layer package runtime)
+  file(GLOB TESSEL_LAYER_HEADERS ${PROJECT_SOURCE_DIR}/${layer}/*.h)
+  install(FILES ${TESSEL_LAYER_HEADERS} DESTINATION include/tessel/${layer})
+endforeach()
 # As built: their run path already names the LLVM/MLIR libraries they load.
 foreach(tool tesselc tessel-opt tessel-translate tessel-interpret tessel-run)
   if(TARGET ${tool})

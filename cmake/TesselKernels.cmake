@@ -1,10 +1,12 @@
 # tessel_add_kernels(<target> SOURCES a.tsl [b.tsl ...] [ARCH sm_90]
-#                    [DEFINES NAME=VALUE ...] [SUFFIX _bf16])
+#                    [DEFINES NAME=VALUE ...] [SUFFIX _bf16] [CUBIN])
 # Compiles each .tsl file with tesselc when it changes, into
 # <build dir>/tessel_kernels/<name><SUFFIX>.tslpkg, before <target> builds, and gives
 # <target> the folder as TESSEL_KERNELS_DIR (a string macro) to load them from.
+# CUBIN also stores ptxas's machine code for ARCH (tesselc --cubin; needs the CUDA
+# toolkit's ptxas): a GPU of exactly that arch then loads without the driver's PTX JIT.
 function(tessel_add_kernels target)
-  cmake_parse_arguments(ARG "" "ARCH;SUFFIX" "SOURCES;DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "CUBIN" "ARCH;SUFFIX" "SOURCES;DEFINES" ${ARGN})
   if(NOT TARGET Tessel::tesselc)
     message(FATAL_ERROR "tessel_add_kernels: this Tessel install has no tesselc")
   endif()
@@ -19,6 +21,10 @@ function(tessel_add_kernels target)
   foreach(define ${ARG_DEFINES})
     list(APPEND defines -D ${define})
   endforeach()
+  set(cubin)
+  if(ARG_CUBIN)
+    set(cubin --cubin)
+  endif()
   set(packages)
   foreach(source ${ARG_SOURCES})
     get_filename_component(path ${source} ABSOLUTE)
@@ -26,7 +32,7 @@ function(tessel_add_kernels target)
     set(package ${dir}/${name}${ARG_SUFFIX}.tslpkg)
     add_custom_command(OUTPUT ${package}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-      COMMAND Tessel::tesselc ${path} --arch ${ARG_ARCH} ${defines} -o ${package}
+      COMMAND Tessel::tesselc ${path} --arch ${ARG_ARCH} ${cubin} ${defines} -o ${package}
       DEPENDS ${path} Tessel::tesselc
       COMMENT "tesselc ${source}"
       VERBATIM)

@@ -11,9 +11,9 @@
 #include "compiler/VariantCompiler.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
-#include "runtime/ConfigExpr.h"
-#include "runtime/Error.h"
-#include "runtime/Hash.h"
+#include "package/ConfigExpr.h"
+#include "package/Error.h"
+#include "package/Hash.h"
 
 #include "llvm/Config/llvm-config.h"
 
@@ -156,7 +156,7 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
     // Evaluated by the runtime at launch, when the key values are known.
     if (kernel.autotune->prune) {
       info.autotunePrune = fe::exprToString(*kernel.autotune->prune);
-      // The runtime reads the text back with its own parser (runtime/ConfigExpr.h):
+      // The runtime reads the text back with its own parser (package/ConfigExpr.h):
       // what it cannot read is refused here, at the condition, not at a first launch.
       try {
         ConfigExpr::parse(info.autotunePrune);
@@ -170,6 +170,8 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
     Json constexprs = Json::object();
     for (const auto &[name, value] : configs[c].constexprs)
       constexprs.set(name, constToJson(value));
+    Config &config = info.addConfig(constexprs.asObject(), int(configs[c].numWarps),
+                                    int(configs[c].numStages));
     for (int specialised = 0; specialised < 2; ++specialised) {
       Clock::time_point start = Clock::now();
       fe::Specialization spec = configs[c];
@@ -178,16 +180,12 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
       VariantOutput out = compiler.compile(kernel, spec, Stage::Package);
       if (!out.ok)
         break;
-      if (info.params.empty() && info.variants.empty())
+      if (c == 0 && specialised == 0)
         info.params = out.params;
       else if (!(out.params == info.params))
         diags.error(kernel.nameRange, "the configurations of kernel '" + kernel.name +
                                           "' give different runtime signatures");
       Variant v;
-      v.config = int(c);
-      v.constexprs = constexprs.asObject();
-      v.numWarps = int(spec.numWarps);
-      v.numStages = int(spec.numStages);
       v.sharedBytes = out.sharedBytes;
       v.arch = options.arch;
       v.entry = kernel.name;
@@ -203,7 +201,7 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
                                      countLines(out.ptx), msSince(start)});
       v.ptx = std::move(out.ptx);
       v.tesselIR = std::move(out.tesselIR);
-      info.variants.push_back(std::move(v));
+      config.addVariant(std::move(v));
     }
   }
   return info;

@@ -16,7 +16,7 @@
 #define TESSEL_COMPILER_COMPILER_H
 
 #include "frontend/Config.h"
-#include "runtime/Package.h"
+#include "package/Package.h"
 
 #include <cstdint>
 #include <string>

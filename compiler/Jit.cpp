@@ -3,9 +3,9 @@
 
 #include "compiler/Compiler.h"
 #include "frontend/ConstEval.h"
-#include "runtime/Error.h"
-#include "runtime/FileUtil.h"
-#include "runtime/Hash.h"
+#include "package/Error.h"
+#include "package/FileUtil.h"
+#include "package/Hash.h"
 
 #include <atomic>
 #include <cstdlib>

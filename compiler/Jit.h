@@ -15,7 +15,7 @@
 #ifndef TESSEL_COMPILER_JIT_H
 #define TESSEL_COMPILER_JIT_H
 
-#include "runtime/Package.h"
+#include "package/Package.h"
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 //===- compiler/Ptxas.cpp - PTX to machine code with the toolkit's ptxas --===//
 #include "compiler/Ptxas.h"
 
-#include "runtime/Error.h"
-#include "runtime/FileUtil.h"
+#include "package/Error.h"
+#include "package/FileUtil.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

@@ -1,6 +1,6 @@
 //===- frontend/Config.cpp - kernel configurations from @autotune, defaults, -D ===//
 #include "frontend/Config.h"
-#include "runtime/ConfigLimits.h"
+#include "package/ConfigLimits.h"
 
 #include <set>
 

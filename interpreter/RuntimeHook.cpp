@@ -36,7 +36,7 @@ llvm::Expected<std::shared_ptr<const CompiledKernel>> cachedKernel(const std::st
 std::string runLaunch(const InterpretLaunch &launch) {
   const KernelInfo &info = *launch.kernel;
   const Variant &variant = *launch.variant;
-  std::string where = info.name + " (" + info.describeConfig(variant.config) + ")";
+  std::string where = info.name + " (" + info.configs[size_t(variant.config)].text() + ")";
   if (variant.tesselIR.empty())
     return where + ": the package has no \"tessel_ir\" for this variant, so it cannot be "
                    "interpreted (rebuild the package with a tesselc that writes it)";

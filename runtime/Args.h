@@ -12,7 +12,7 @@
 #ifndef TESSEL_RUNTIME_ARGS_H
 #define TESSEL_RUNTIME_ARGS_H
 
-#include "runtime/Package.h"
+#include "package/Package.h"
 
 #include <cuda.h>
 

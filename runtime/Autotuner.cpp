@@ -1,20 +1,13 @@
 //===- runtime/Autotuner.cpp - Autotuned kernels --------------------------===//
 //
 // Hot path: packArgs, build the key from the arguments (no allocation), probe
-// a lock-free open-addressing table, evaluate the grid, Kernel::launchPacked.
-// Slow path (a key seen for the first time on a device): under that device's
-// tuning mutex, consult the disk cache, prune, check fits, time, publish.
-//
-// The table is write-once per entry: a writer (holding the tuning mutex)
-// fills an entry and publishes its pointer with release order; readers load
-// slots with acquire order. Growing builds a new table and publishes it;
-// retired tables stay alive until the TunedKernel dies, so readers never
-// touch freed memory.
+// a lock-free open-addressing table (ConfigTable.h), evaluate the grid,
+// Kernel::launchPacked. Slow path (a key seen for the first time on a device):
+// under that device's tuning mutex, consult the disk cache, prune, check fits,
+// time (AutotunerTiming.cpp), publish.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Autotuner.h"
-
-#include "runtime/ConfigExpr.h"
+#include "runtime/TunedKernelImpl.h"
 
 #include <algorithm>
 #include <atomic>
@@ -26,107 +19,9 @@
 #include <mutex>
 
 using namespace tessel;
+using namespace tessel::tuning;
 
-//===----------------------------------------------------------------------===//
-// Keys and the lock-free table
-//===----------------------------------------------------------------------===//
-
-namespace {
-constexpr size_t kMaxKeyParams = 16;
-
-struct Key {
-  uint64_t mask = 0;
-  uint32_t count = 0;
-  int64_t values[kMaxKeyParams];
-
-  bool operator==(const Key &other) const {
-    if (mask != other.mask || count != other.count)
-      return false;
-    for (uint32_t i = 0; i < count; ++i)
-      if (values[i] != other.values[i])
-        return false;
-    return true;
-  }
-  uint64_t hash() const {
-    uint64_t h = mask * 0x9e3779b97f4a7c15ull ^ count;
-    for (uint32_t i = 0; i < count; ++i) {
-      h ^= uint64_t(values[i]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-      h *= 0xff51afd7ed558ccdull;
-    }
-    return h ^ (h >> 33);
-  }
-};
-
-struct Entry {
-  uint64_t hash;
-  Key key;
-  int config;
-};
-
-class ConfigTable {
-public:
-  const Entry *find(const Key &key, uint64_t hash) const {
-    const Table *table = current_.load(std::memory_order_acquire);
-    if (!table)
-      return nullptr;
-    for (size_t i = hash & table->mask;; i = (i + 1) & table->mask) {
-      const Entry *entry = table->slots[i].load(std::memory_order_acquire);
-      if (!entry)
-        return nullptr;
-      if (entry->hash == hash && entry->key == key)
-        return entry;
-    }
-  }
-
-  /// The caller serialises inserts.
-  void insert(const Key &key, uint64_t hash, int config) {
-    entries_.push_back(std::make_unique<Entry>(Entry{hash, key, config}));
-    const Table *table = current_.load(std::memory_order_relaxed);
-    if (!table || entries_.size() * 2 > table->mask + 1) {
-      size_t capacity = table ? (table->mask + 1) * 2 : 16;
-      auto grown = std::make_unique<Table>(capacity);
-      for (const std::unique_ptr<Entry> &entry : entries_)
-        place(*grown, entry.get());
-      current_.store(grown.get(), std::memory_order_release);
-      tables_.push_back(std::move(grown));
-      return;
-    }
-    place(*const_cast<Table *>(table), entries_.back().get());
-  }
-
-private:
-  struct Table {
-    explicit Table(size_t capacity)
-        : mask(capacity - 1),
-          slots(new std::atomic<const Entry *>[capacity]) {
-      for (size_t i = 0; i < capacity; ++i)
-        slots[i].store(nullptr, std::memory_order_relaxed);
-    }
-    size_t mask;
-    std::unique_ptr<std::atomic<const Entry *>[]> slots;
-  };
-
-  static void place(Table &table, const Entry *entry) {
-    for (size_t i = entry->hash & table.mask;; i = (i + 1) & table.mask)
-      if (!table.slots[i].load(std::memory_order_relaxed)) {
-        table.slots[i].store(entry, std::memory_order_release);
-        return;
-      }
-  }
-
-  std::atomic<const Table *> current_{nullptr};
-  std::vector<std::unique_ptr<Table>> tables_;
-  std::vector<std::unique_ptr<Entry>> entries_;
-};
-
-struct DeviceState {
-  int device = 0;
-  Kernel kernel;
-  ConfigTable table;
-  std::mutex tuneMutex;
-};
-
-bool envFlag(const char *name, bool fallback) {
+bool tuning::envFlag(const char *name, bool fallback) {
   const char *value = std::getenv(name);
   if (!value || !*value)
     return fallback;
@@ -134,171 +29,15 @@ bool envFlag(const char *name, bool fallback) {
   return !(text == "0" || text == "false" || text == "off" || text == "no");
 }
 
-std::string formatMs(double ms) {
+std::string tuning::formatMs(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4f ms", ms);
   return buf;
 }
 
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) {
+double tuning::secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-/// Destroys events and frees the restore copies however tuning ends.
-struct TimingResources {
-  Driver &driver;
-  CUevent start = nullptr, end = nullptr;
-  std::vector<CUdeviceptr> copies;
-  explicit TimingResources(Driver &driver) : driver(driver) {}
-  ~TimingResources() {
-    if (start)
-      driver.eventDestroy(start);
-    if (end)
-      driver.eventDestroy(end);
-    for (CUdeviceptr copy : copies)
-      driver.memFree(copy);
-  }
-};
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// TunedKernel::Impl
-//===----------------------------------------------------------------------===//
-
-class TunedKernel::Impl {
-public:
-  Driver *driver = nullptr;
-  KernelInfo info;
-  std::string packageHash;
-  std::vector<Config> configs;
-  std::vector<int> keyParams;
-  std::vector<int> restoreParams;
-  std::vector<size_t> restoreBytes; // per restoreParams entry; 0: whole rest
-  ConfigExpr prune;
-  bool autotune = true;
-  bool print = false;
-  int warmup = 3;
-  int repeats = 10;
-  double progressAfterSeconds = 2.0;
-  std::function<void(const std::string &)> logSink;
-  std::unique_ptr<TuningCache> cache;
-  /// Indexed by device ordinal; null for devices this kernel does not use.
-  std::vector<std::unique_ptr<DeviceState>> devices;
-  /// >= 0: always this device (no per-launch device lookup).
-  int fixedDevice = -1;
-
-  mutable std::mutex resultsMutex;
-  std::vector<TuningResult> results;
-  TuneStats stats;
-
-  void log(const std::string &line) const {
-    if (logSink)
-      logSink(line);
-    else
-      std::cerr << line << std::endl;
-  }
-
-  DeviceState &deviceState() const {
-    int device = fixedDevice >= 0 ? fixedDevice : driver->currentDevice();
-    if (device < 0 || size_t(device) >= devices.size() || !devices[size_t(device)])
-      throw Error(info.name + ": device " + std::to_string(device) +
-                  " is not one this TunedKernel was loaded for");
-    return *devices[size_t(device)];
-  }
-
-  void makeKey(const Arg *args, const PackedArgs &packed, Key &key) const {
-    key.mask = packed.divisibleMask();
-    key.count = uint32_t(keyParams.size());
-    for (size_t i = 0; i < keyParams.size(); ++i) {
-      const Arg &arg = args[size_t(keyParams[i])];
-      int64_t value = 0;
-      if (arg.isPointer()) {
-        value = (arg.address() % 16) == 0;
-      } else if (arg.isFloat()) {
-        double d = arg.floatValue();
-        std::memcpy(&value, &d, sizeof(value));
-      } else {
-        value = arg.intValue();
-      }
-      key.values[i] = value;
-    }
-  }
-
-  std::string keyText(const Arg *args, const PackedArgs &packed) const {
-    std::string text;
-    for (int index : keyParams) {
-      const Arg &arg = args[size_t(index)];
-      text += (text.empty() ? "" : ", ") + info.params[size_t(index)].name +
-              "=" +
-              (arg.isPointer() ? (arg.address() % 16 ? "unaligned" : "aligned")
-                               : arg.valueText());
-    }
-    std::string aligned;
-    for (size_t i = 0; i < info.params.size() && i < 64; ++i)
-      if (packed.divisibleMask() & (uint64_t(1) << i))
-        aligned += (aligned.empty() ? "" : ",") + info.params[i].name;
-    return text + (text.empty() ? "" : "; ") + "aligned=" +
-           (aligned.empty() ? "-" : aligned);
-  }
-
-  /// Why config `c` is pruned for these key values, or empty.
-  std::string pruneReason(int c, const Arg *args) const {
-    return tessel::pruneReason(info, prune, configs[size_t(c)], args);
-  }
-
-  /// Why config `c` cannot run these arguments on the device, or empty.
-  std::string fitReason(DeviceState &d, int c, const Arg *args,
-                        size_t count) const {
-    ConfigFit fit = d.kernel.checkConfig(c);
-    if (!fit.fits)
-      return "does not fit: " + fit.reason;
-    try {
-      d.kernel.chooseVariant(args, count, c);
-    } catch (const Error &error) {
-      return std::string("no variant: ") + error.what();
-    }
-    return {};
-  }
-
-  void publish(DeviceState &d, const Key &key, uint64_t hash,
-               TuningResult result) {
-    d.table.insert(key, hash, result.config);
-    std::lock_guard<std::mutex> lock(resultsMutex);
-    results.push_back(std::move(result));
-  }
-
-  void printResult(const TuningResult &result, const DeviceState &d) const {
-    const Config &chosen = configs[size_t(result.config)];
-    std::string head = "tessel: " + info.name + " [" + result.key + "] on " +
-                       d.kernel.deviceInfo().name + ": ";
-    if (result.source == "cache") {
-      log(head + "config " + std::to_string(result.config) + " (" +
-          chosen.text() + ") from the autotune cache");
-      return;
-    }
-    char seconds[32];
-    std::snprintf(seconds, sizeof(seconds), "%.3f s", result.tuningSeconds);
-    log(head + (result.source == "timed" ? "tuned in " + std::string(seconds)
-                                         : result.source + " choice"));
-    for (const ConfigTiming &timing : result.timings)
-      log("tessel:   config " + std::to_string(timing.config) + " (" +
-          configs[size_t(timing.config)].text() + "): " +
-          (timing.skipped.empty() ? (timing.ms >= 0 ? formatMs(timing.ms)
-                                                    : std::string("not timed"))
-                                  : timing.skipped));
-    log("tessel:   -> config " + std::to_string(result.config) + " (" +
-        chosen.text() + ")");
-  }
-
-  int tune(DeviceState &d, const GridRef &grid, const Arg *args, size_t count,
-           PackedArgs &packed, CUstream stream, const Key &key,
-           uint64_t hash);
-
-  void time(DeviceState &d, const GridRef &grid, const Arg *args,
-            PackedArgs &packed, CUstream stream, TuningResult &result,
-            const std::vector<int> &valid, Clock::time_point start);
-};
 
 int TunedKernel::Impl::tune(DeviceState &d, const GridRef &grid,
                             const Arg *args, size_t count, PackedArgs &packed,
@@ -320,13 +59,13 @@ int TunedKernel::Impl::tune(DeviceState &d, const GridRef &grid,
     if (std::optional<TuningRecord> record = cache->load(cacheKey)) {
       int c = record->config;
       std::string problem;
-      if (c >= int(configs.size()))
+      if (c >= int(info.configs.size()))
         problem = "names config " + std::to_string(c) + " of " +
-                  std::to_string(configs.size());
-      else if (record->configText != configs[size_t(c)].text())
+                  std::to_string(info.configs.size());
+      else if (record->configText != info.configs[size_t(c)].text())
         problem = "names config " + std::to_string(c) + " as '" +
                   record->configText + "', the package has '" +
-                  configs[size_t(c)].text() + "'";
+                  info.configs[size_t(c)].text() + "'";
       else if (!(problem = pruneReason(c, args)).empty() ||
                !(problem = fitReason(d, c, args, count)).empty())
         problem = "config " + std::to_string(c) + " " + problem;
@@ -350,7 +89,7 @@ int TunedKernel::Impl::tune(DeviceState &d, const GridRef &grid,
   }
 
   std::vector<int> valid;
-  for (int c = 0; c < int(configs.size()); ++c) {
+  for (int c = 0; c < int(info.configs.size()); ++c) {
     ConfigTiming timing;
     timing.config = c;
     timing.skipped = pruneReason(c, args);
@@ -364,7 +103,7 @@ int TunedKernel::Impl::tune(DeviceState &d, const GridRef &grid,
     std::string reasons;
     for (const ConfigTiming &timing : result.timings)
       reasons += "\n  config " + std::to_string(timing.config) + " (" +
-                 configs[size_t(timing.config)].text() + "): " + timing.skipped;
+                 info.configs[size_t(timing.config)].text() + "): " + timing.skipped;
     throw Error(info.name + ": no configuration can run for [" + result.key +
                 "] on " + device.name + ":" + reasons);
   }
@@ -384,7 +123,7 @@ int TunedKernel::Impl::tune(DeviceState &d, const GridRef &grid,
   if (result.source == "timed" && cache && cache->enabled()) {
     TuningRecord record;
     record.config = result.config;
-    record.configText = configs[size_t(result.config)].text();
+    record.configText = info.configs[size_t(result.config)].text();
     for (const ConfigTiming &timing : result.timings)
       record.timesMs.push_back(timing.ms);
     if (cache->store(cacheKey, record)) {
@@ -395,134 +134,6 @@ int TunedKernel::Impl::tune(DeviceState &d, const GridRef &grid,
   int chosen = result.config;
   publish(d, key, hash, std::move(result));
   return chosen;
-}
-
-void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
-                             const Arg *args, PackedArgs &packed,
-                             CUstream stream, TuningResult &result,
-                             const std::vector<int> &valid,
-                             Clock::time_point start) {
-  Driver &drv = *driver;
-  ScopedContext scope(drv, drv.contextFor(d.device));
-  TimingResources resources(drv);
-
-  // Save what the kernel overwrites, so every run sees the caller's data.
-  struct Saved {
-    CUdeviceptr target, copy;
-    size_t bytes;
-  };
-  std::vector<Saved> saved;
-  for (size_t i = 0; i < restoreParams.size(); ++i) {
-    const std::string &param = info.params[size_t(restoreParams[i])].name;
-    CUdeviceptr target = CUdeviceptr(args[size_t(restoreParams[i])].address());
-    if (!target)
-      continue;
-    size_t bytes = restoreBytes[i];
-    if (bytes == 0) {
-      CUdeviceptr base = 0;
-      size_t size = 0;
-      drv.check(drv.memGetAddressRange(&base, &size, target),
-                "cuMemGetAddressRange(argument '" + param + "' of " +
-                    info.name + ")",
-                "the tuner restores '" + param +
-                    "' between timing runs and needs its size: pass a device "
-                    "allocation or set TuneOptions::restoreBytes");
-      bytes = size_t(base + size - target);
-    }
-    CUdeviceptr copy = 0;
-    drv.check(drv.memAlloc(&copy, bytes),
-              "cuMemAlloc(" + std::to_string(bytes) +
-                  " bytes to save argument '" + param + "' while autotuning " +
-                  info.name + ")");
-    resources.copies.push_back(copy);
-    drv.check(drv.memcpyDtoDAsync(copy, target, bytes, stream),
-              "cuMemcpyDtoDAsync(save '" + param + "')");
-    saved.push_back({target, copy, bytes});
-  }
-  auto restore = [&] {
-    for (const Saved &s : saved)
-      drv.check(drv.memcpyDtoDAsync(s.target, s.copy, s.bytes, stream),
-                "cuMemcpyDtoDAsync(restore)");
-  };
-  drv.check(drv.eventCreate(&resources.start, CU_EVENT_DEFAULT),
-            "cuEventCreate");
-  drv.check(drv.eventCreate(&resources.end, CU_EVENT_DEFAULT),
-            "cuEventCreate");
-
-  int launches = 0;
-  size_t done = 0;
-  bool progressShown = false;
-  for (int c : valid) {
-    ConfigTiming &timing = result.timings[size_t(c)];
-    // A grid function that throws or a grid out of range is the caller's
-    // error, not the config's: it propagates.
-    Grid g = grid(configs[size_t(c)]);
-    checkGrid(g, info.name);
-    try {
-      d.kernel.preload(c);
-      for (int w = 0; w < warmup; ++w) {
-        restore();
-        d.kernel.launchPacked(g, packed, stream, c);
-        ++launches;
-      }
-      std::vector<float> times;
-      for (int r = 0; r < repeats; ++r) {
-        restore();
-        drv.check(drv.eventRecord(resources.start, stream), "cuEventRecord");
-        d.kernel.launchPacked(g, packed, stream, c);
-        ++launches;
-        drv.check(drv.eventRecord(resources.end, stream), "cuEventRecord");
-        drv.check(drv.eventSynchronize(resources.end), "cuEventSynchronize");
-        float ms = 0;
-        drv.check(drv.eventElapsedTime(&ms, resources.start, resources.end),
-                  "cuEventElapsedTime");
-        times.push_back(ms);
-      }
-      std::sort(times.begin(), times.end());
-      size_t n = times.size();
-      timing.ms = n % 2 ? times[n / 2]
-                        : (double(times[n / 2 - 1]) + times[n / 2]) / 2;
-    } catch (const Error &error) {
-      timing.skipped = std::string("failed: ") + error.what();
-      timing.ms = -1;
-    }
-    ++done;
-    double elapsed = secondsSince(start);
-    if (elapsed > progressAfterSeconds && done < valid.size()) {
-      char line[160];
-      std::snprintf(line, sizeof(line), "%zu/%zu configs timed, %.1f s", done,
-                    valid.size(), elapsed);
-      log("tessel: autotuning " + info.name + " [" + result.key + "]: " + line);
-      progressShown = true;
-    }
-  }
-  restore();
-  drv.check(drv.streamSynchronize(stream), "cuStreamSynchronize");
-  {
-    std::lock_guard<std::mutex> lock(resultsMutex);
-    stats.timedLaunches += launches;
-    ++stats.tunings;
-  }
-
-  int best = -1;
-  for (int c : valid) {
-    const ConfigTiming &timing = result.timings[size_t(c)];
-    if (timing.skipped.empty() &&
-        (best < 0 || timing.ms < result.timings[size_t(best)].ms))
-      best = c;
-  }
-  if (best < 0) {
-    std::string reasons;
-    for (int c : valid)
-      reasons += "\n  config " + std::to_string(c) + ": " +
-                 result.timings[size_t(c)].skipped;
-    throw Error(info.name + ": every configuration failed while autotuning [" +
-                result.key + "]:" + reasons);
-  }
-  result.config = best;
-  if (progressShown)
-    log("tessel: autotuning " + info.name + " [" + result.key + "]: done, config " +
-        std::to_string(best) + " (" + configs[size_t(best)].text() + ")");
 }
 
 //===----------------------------------------------------------------------===//
@@ -536,8 +147,6 @@ TunedKernel TunedKernel::load(const Package &package, std::string_view name,
   Impl &k = *impl;
   k.driver = &Driver::get();
   k.info = info;
-  for (int c = 0; c < info.configCount(); ++c)
-    k.configs.emplace_back(info, c);
   for (const std::string &key : info.autotuneKey)
     k.keyParams.push_back(info.paramIndex(key));
   if (k.keyParams.size() > kMaxKeyParams)
@@ -616,15 +225,15 @@ static TunedKernel::Impl &requireImpl(
 
 const KernelInfo &TunedKernel::info() const { return requireImpl(impl_).info; }
 int TunedKernel::configCount() const {
-  return int(requireImpl(impl_).configs.size());
+  return int(requireImpl(impl_).info.configs.size());
 }
 
 const Config &TunedKernel::config(int index) const {
   Impl &k = requireImpl(impl_);
-  if (index < 0 || index >= int(k.configs.size()))
-    throw Error(k.info.name + " has " + std::to_string(k.configs.size()) +
+  if (index < 0 || index >= int(k.info.configs.size()))
+    throw Error(k.info.name + " has " + std::to_string(k.info.configs.size()) +
                 " configs, config " + std::to_string(index) + " requested");
-  return k.configs[size_t(index)];
+  return k.info.configs[size_t(index)];
 }
 
 void TunedKernel::launch(GridRef grid, const Arg *args, size_t count,
@@ -639,7 +248,7 @@ void TunedKernel::launch(GridRef grid, const Arg *args, size_t count,
   const Entry *entry = d.table.find(key, hash);
   int config = entry ? entry->config
                      : k.tune(d, grid, args, count, packed, stream, key, hash);
-  d.kernel.launchPacked(grid(k.configs[size_t(config)]), packed, stream,
+  d.kernel.launchPacked(grid(k.info.configs[size_t(config)]), packed, stream,
                         config);
 }
 
@@ -656,7 +265,7 @@ const Config &TunedKernel::choose(GridRef grid, std::initializer_list<Arg> args,
   int config = entry ? entry->config
                      : k.tune(d, grid, args.begin(), args.size(), packed,
                               stream, key, hash);
-  return k.configs[size_t(config)];
+  return k.info.configs[size_t(config)];
 }
 
 std::vector<TuningResult> TunedKernel::results() const {

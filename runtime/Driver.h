@@ -10,7 +10,7 @@
 #ifndef TESSEL_RUNTIME_DRIVER_H
 #define TESSEL_RUNTIME_DRIVER_H
 
-#include "runtime/Error.h"
+#include "package/Error.h"
 
 #include <cuda.h>
 

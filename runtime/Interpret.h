@@ -19,8 +19,8 @@
 #define TESSEL_RUNTIME_INTERPRET_H
 
 #include "runtime/Args.h"
-#include "runtime/Error.h"
-#include "runtime/Package.h"
+#include "package/Error.h"
+#include "package/Package.h"
 
 #include <atomic>
 #include <cstdint>
@@ -125,17 +125,12 @@ private:
 
 /// The variant an interpreted launch of `config` runs: its generic variant
 /// (the interpreter needs no alignment specialisation), else its first.
-inline int interpretedVariant(const KernelInfo &kernel, int config) {
-  int first = -1;
-  for (size_t i = 0; i < kernel.variants.size(); ++i) {
-    if (kernel.variants[i].config != config)
-      continue;
-    if (kernel.variants[i].isGeneric())
-      return int(i);
-    if (first < 0)
-      first = int(i);
-  }
-  return first;
+inline const Variant *interpretedVariant(const KernelInfo &kernel, int config) {
+  const std::vector<Variant> &variants = kernel.configs[size_t(config)].variants;
+  for (const Variant &variant : variants)
+    if (variant.isGeneric())
+      return &variant;
+  return variants.empty() ? nullptr : &variants.front();
 }
 
 /// Runs `launch` through the registered interpreter; throws tessel::Error

@@ -7,9 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Kernel.h"
-#include "runtime/ConfigExpr.h"
+#include "package/ConfigExpr.h"
 #include "runtime/Interpret.h"
 #include "runtime/KernelConfig.h"
+#include "runtime/TensorMaps.h"
 
 #include <algorithm>
 #include <atomic>
@@ -32,69 +33,6 @@ void tessel::checkGrid(const Grid &grid, std::string_view kernelName) {
   check(grid.x, INT32_MAX, "x");
   check(grid.y, 65535, "y");
   check(grid.z, 65535, "z");
-}
-
-bool tessel::requiredDivisibility(const KernelInfo &kernel,
-                                  const Variant &variant, uint64_t &mask) {
-  mask = 0;
-  for (const std::string &name : variant.divisibleBy16) {
-    int index = kernel.paramIndex(name);
-    if (index < 0 || index >= 64)
-      return false;
-    mask |= uint64_t(1) << index;
-  }
-  return true;
-}
-
-namespace {
-struct Candidate {
-  int variant;
-  uint64_t required;
-};
-} // namespace
-
-static int popcount(uint64_t x) { return __builtin_popcountll(x); }
-
-/// Rank of an arch among the ones a device supports: closer targets first
-/// (sm_90a before sm_90 before sm_80 on an H100).
-static int archRank(const std::string &arch) {
-  int capability = 0;
-  char suffix = 0;
-  parseArch(arch, capability, suffix);
-  return capability * 4 + (suffix == 'a' ? 2 : suffix == 'f' ? 1 : 0);
-}
-
-/// The variants of `config` usable on `capability`, best first: most
-/// specialised, then closest arch, then package order.
-static std::vector<Candidate> orderedCandidates(const KernelInfo &kernel,
-                                                int config, int capability) {
-  std::vector<Candidate> result;
-  for (size_t i = 0; i < kernel.variants.size(); ++i) {
-    const Variant &variant = kernel.variants[i];
-    uint64_t required = 0;
-    if (variant.config != config || !archSupported(variant.arch, capability) ||
-        !requiredDivisibility(kernel, variant, required))
-      continue;
-    result.push_back({int(i), required});
-  }
-  std::stable_sort(result.begin(), result.end(),
-                   [&](const Candidate &a, const Candidate &b) {
-                     int pa = popcount(a.required), pb = popcount(b.required);
-                     if (pa != pb)
-                       return pa > pb;
-                     return archRank(kernel.variants[size_t(a.variant)].arch) >
-                            archRank(kernel.variants[size_t(b.variant)].arch);
-                   });
-  return result;
-}
-
-int tessel::selectVariant(const KernelInfo &kernel, int config,
-                          uint64_t divisibleMask, int capability) {
-  for (const Candidate &candidate :
-       orderedCandidates(kernel, config, capability))
-    if ((candidate.required & ~divisibleMask) == 0)
-      return candidate.variant;
-  return -1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -127,56 +65,46 @@ public:
   DeviceInfo deviceInfo;
   std::string packageHash;
   int configs = 0;
+  /// Every variant of `info`, configuration by configuration (KernelInfo::allVariants).
+  std::vector<const Variant *> variants;
   std::unique_ptr<VariantState[]> states;
   /// Per config: usable variants, best first.
-  std::vector<std::vector<Candidate>> candidates;
-  /// The package's @autotune prune condition (empty: none) and the configs it reads:
-  /// an explicit launch of a pruned config is refused.
+  std::vector<std::vector<VariantCandidate>> candidates;
+  /// The package's @autotune prune condition (empty: none): an explicit launch of a
+  /// pruned config is refused.
   ConfigExpr prune;
-  std::vector<Config> configList;
   mutable std::mutex mutex;
 
   void setInfo(const KernelInfo &kernelInfo) {
     info = kernelInfo;
     configs = info.configCount();
-    states.reset(new VariantState[info.variants.size()]);
-    if (!info.autotunePrune.empty()) {
+    variants = info.allVariants();
+    tensorMaps.setDriver(driver);
+    states.reset(new VariantState[variants.size()]);
+    if (!info.autotunePrune.empty())
       prune = ConfigExpr::parse(info.autotunePrune);
-      for (int c = 0; c < configs; ++c)
-        configList.emplace_back(info, c);
-    }
   }
 
   /// Throws when the prune condition rules config `config` out for `args`.
   void checkNotPruned(int config, const Arg *args) const {
     if (prune.empty())
       return;
-    std::string reason = pruneReason(info, prune, configList[size_t(config)], args);
+    const Config &record = info.configs[size_t(config)];
+    std::string reason = pruneReason(info, prune, record, args);
     if (!reason.empty())
       throw Error(info.name + ": config " + std::to_string(config) + " (" +
-                  configList[size_t(config)].text() + ") cannot serve this launch: " + reason +
+                  record.text() + ") cannot serve this launch: " + reason +
                   " (the autotuner skips it; launch another config or the TunedKernel)");
   }
 
-  /// Tensor maps already encoded, by what they depend on: repeated launches on the same
-  /// tensors (a training step, a benchmark) skip cuTensorMapEncodeTiled.
-  struct EncodedMap {
-    int variant;
-    size_t map;
-    const void *base;
-    cuuint64_t cols, rows, rowStride;
-    CUtensorMap encoded;
-  };
-  static constexpr size_t kEncodedMapCacheSize = 64;
-  std::vector<EncodedMap> encodedMaps; // guarded by `mutex`
-  size_t nextEncodedMap = 0;           // the entry replaced next once the cache is full
+  /// The tensor maps of the variants that have them, encoded per launch.
+  TensorMapEncoder tensorMaps;
 
   ~Impl();
 
   /// "softmax, config 0, variant 1"
   std::string where(int variant) const {
-    return info.name + ", config " +
-           std::to_string(info.variants[size_t(variant)].config) +
+    return info.name + ", config " + std::to_string(variants[size_t(variant)]->config) +
            ", variant " + std::to_string(variant);
   }
 
@@ -188,17 +116,16 @@ public:
   }
 
   int select(int config, uint64_t mask) const {
-    for (const Candidate &candidate : candidates[size_t(config)])
-      if ((candidate.required & ~mask) == 0)
-        return candidate.variant;
-    throw Error(noVariantReason(config));
+    int variant = firstMet(candidates[size_t(config)], mask);
+    if (variant < 0)
+      throw Error(noVariantReason(config));
+    return variant;
   }
 
   std::string noVariantReason(int config) const {
     std::string archs;
-    for (const Variant &variant : info.variants)
-      if (variant.config == config)
-        archs += (archs.empty() ? "" : ", ") + variant.arch;
+    for (const Variant &variant : info.configs[size_t(config)].variants)
+      archs += (archs.empty() ? "" : ", ") + variant.arch;
     return info.name + " config " + std::to_string(config) +
            " has no variant that runs on " + deviceInfo.name + " (" +
            deviceInfo.arch() + "); its variants target " + archs +
@@ -222,11 +149,12 @@ public:
 
   /// Why a variant cannot run on the device, from metadata alone.
   std::string staticProblem(int variantIndex) const {
-    const Variant &variant = info.variants[size_t(variantIndex)];
-    std::string what = info.name + " config " + std::to_string(variant.config) +
-                       " (" + info.describeConfig(variant.config) + ")";
-    if (variant.threadsPerBlock() > deviceInfo.maxThreadsPerBlock)
-      return what + " needs " + std::to_string(variant.threadsPerBlock()) +
+    const Variant &variant = *variants[size_t(variantIndex)];
+    const Config &config = info.configs[size_t(variant.config)];
+    std::string what = info.name + " config " + std::to_string(config.index) + " (" +
+                       config.text() + ")";
+    if (config.threadsPerBlock() > deviceInfo.maxThreadsPerBlock)
+      return what + " needs " + std::to_string(config.threadsPerBlock()) +
              " threads per block; " + deviceInfo.name + " allows at most " +
              std::to_string(deviceInfo.maxThreadsPerBlock);
     if (variant.sharedBytes > deviceInfo.maxSharedPerBlockOptin)
@@ -281,7 +209,8 @@ public:
   }
 
   LoadedFunction loadIn(int variantIndex, CUcontext context) {
-    const Variant &variant = info.variants[size_t(variantIndex)];
+    const Variant &variant = *variants[size_t(variantIndex)];
+    const Config &config = info.configs[size_t(variant.config)];
     std::string problem = staticProblem(variantIndex);
     if (!problem.empty())
       throw Error(problem);
@@ -328,10 +257,9 @@ public:
                                              CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                              loaded.function),
                     "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
-      std::string what = info.name + " config " +
-                         std::to_string(variant.config) + " (" +
-                         info.describeConfig(variant.config) + ")";
-      int threads = variant.threadsPerBlock();
+      std::string what = info.name + " config " + std::to_string(config.index) + " (" +
+                         config.text() + ")";
+      int threads = config.threadsPerBlock();
       if (threads > loaded.maxThreads ||
           int64_t(loaded.registers) * threads > deviceInfo.registersPerBlock)
         throw Error(what + " needs " + std::to_string(threads) +
@@ -387,101 +315,10 @@ public:
     body(primary);
   }
 
-  /// The value of integer param `index` (or the constant).
-  int64_t scalarArg(PackedArgs &packed, const ParamOrValue &pv) const {
-    if (pv.param < 0)
-      return pv.value;
-    const void *slot = packed.slot(size_t(pv.param));
-    switch (info.params[size_t(pv.param)].dtype) {
-    case DType::I64: return *static_cast<const int64_t *>(slot);
-    case DType::I32: return *static_cast<const int32_t *>(slot);
-    case DType::I16: return *static_cast<const int16_t *>(slot);
-    default: return *static_cast<const int8_t *>(slot);
-    }
-  }
-
-  /// Encodes the variant's tensor maps from the launch's arguments (cuTensorMapEncodeTiled),
-  /// or takes them from the cache of maps encoded for the same arguments.
-  void encodeTensorMaps(const Variant &variant, int variantIndex, PackedArgs &packed,
-                        CUtensorMap *maps) {
-    for (size_t m = 0; m < variant.tensorMaps.size(); ++m) {
-      const TensorMapSpec &spec = variant.tensorMaps[m];
-      void *base = *static_cast<void *const *>(packed.slot(size_t(spec.pointer)));
-      // An empty matrix is never read (its copies are predicated off); the encoder
-      // still wants sizes of at least 1.
-      cuuint64_t dims[2] = {cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.cols))),
-                            cuuint64_t(std::max<int64_t>(1, scalarArg(packed, spec.rows)))};
-      cuuint64_t strides[1] = {cuuint64_t(scalarArg(packed, spec.rowStride)) *
-                               dtypeSize(spec.dtype)};
-      EncodedMap key{variantIndex, m, base, dims[0], dims[1], strides[0], {}};
-      auto same = [&](const EncodedMap &e) {
-        return e.variant == key.variant && e.map == key.map && e.base == key.base &&
-               e.cols == key.cols && e.rows == key.rows && e.rowStride == key.rowStride;
-      };
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        auto hit = std::find_if(encodedMaps.begin(), encodedMaps.end(), same);
-        if (hit != encodedMaps.end()) {
-          maps[m] = hit->encoded;
-          continue;
-        }
-      }
-      // Dimensions innermost first: columns, rows; strides from the second on, in bytes.
-      std::vector<cuuint64_t> globalDims{dims[0], dims[1]}, globalStrides{strides[0]};
-      std::vector<cuuint32_t> boxDims{cuuint32_t(spec.boxCols), cuuint32_t(spec.boxRows)};
-      if (spec.interleave8) {
-        // Rows as (k / 4 % 2, k % 4, k / 8), box (2, 4, box rows / 8), so the copy writes
-        // row k to position 2 (k % 4) + (k % 8) / 4 of its group of 8.
-        if (dims[1] % 8 != 0)
-          throw Error(where(variantIndex) + ": tensor map " + std::to_string(m) +
-                      " of param '" + info.params[size_t(spec.pointer)].name +
-                      "' interleaves rows in groups of 8, but the matrix has " +
-                      std::to_string(dims[1]) + " rows");
-        globalDims = {dims[0], 2, 4, dims[1] / 8};
-        globalStrides = {4 * strides[0], strides[0], 8 * strides[0]};
-        boxDims = {boxDims[0], 2, 4, cuuint32_t(spec.boxRows / 8)};
-      }
-      if (spec.colBlocks > 1 && dims[0] % cuuint64_t(spec.boxCols) == 0) {
-        // Whole column blocks: the block becomes the outermost dimension (the kernel
-        // tests the same column count and copies the tile in one box).
-        globalDims[0] = cuuint64_t(spec.boxCols);
-        globalDims.push_back(dims[0] / cuuint64_t(spec.boxCols));
-        globalStrides.push_back(cuuint64_t(spec.boxCols) * dtypeSize(spec.dtype));
-        // Multicast: each program of the cluster fetches 1/multicast of the tile's blocks.
-        boxDims.push_back(cuuint32_t(spec.colBlocks / spec.multicast));
-      }
-      cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
-      CUresult result = driver->tensorMapEncodeTiled(
-          &maps[m],
-          spec.dtype == DType::F16   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-          : spec.dtype == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-          cuuint32_t(globalDims.size()), base, globalDims.data(), globalStrides.data(),
-          boxDims.data(), elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (result != CUDA_SUCCESS)
-        driver->fail(result, "cuTensorMapEncodeTiled(" + where(variantIndex) + ", tensor map " +
-                                 std::to_string(m) + " of param '" +
-                                 info.params[size_t(spec.pointer)].name + "')",
-                     std::to_string(dims[1]) + " x " + std::to_string(dims[0]) +
-                         " elements, row stride " + std::to_string(strides[0]) +
-                         " bytes (a multiple of 16 is required), base " +
-                         std::to_string(uintptr_t(base)) + " (16-byte aligned required)");
-      key.encoded = maps[m];
-      std::lock_guard<std::mutex> lock(mutex);
-      if (encodedMaps.size() < kEncodedMapCacheSize) {
-        encodedMaps.push_back(key);
-      } else {
-        encodedMaps[nextEncodedMap] = key;
-        nextEncodedMap = (nextEncodedMap + 1) % kEncodedMapCacheSize;
-      }
-    }
-  }
-
   void launchWith(const LoadedFunction &loaded, int variantIndex,
                   const Grid &grid, CUstream stream, PackedArgs &packed) {
-    const Variant &variant = info.variants[size_t(variantIndex)];
+    const Variant &variant = *variants[size_t(variantIndex)];
+    const int threads = info.configs[size_t(variant.config)].threadsPerBlock();
     void **params = packed.pointers();
     // Tensor maps are extra __grid_constant__ params after the kernel's own.
     constexpr size_t kMaxMaps = 4;
@@ -490,7 +327,7 @@ public:
     if (!variant.tensorMaps.empty()) {
       if (variant.tensorMaps.size() > kMaxMaps || packed.size() > PackedArgs::kInline)
         throw Error(where(variantIndex) + ": more tensor maps or params than supported");
-      encodeTensorMaps(variant, variantIndex, packed, maps);
+      tensorMaps.encode(info, variant, variantIndex, packed, maps);
       for (size_t i = 0; i < packed.size(); ++i)
         withMaps[i] = params[i];
       for (size_t m = 0; m < variant.tensorMaps.size(); ++m)
@@ -507,7 +344,7 @@ public:
       cluster = 1;
     auto what = [&] {
       return "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-             std::to_string(grid.z) + "), " + std::to_string(variant.threadsPerBlock()) +
+             std::to_string(grid.z) + "), " + std::to_string(threads) +
              " threads, " + std::to_string(variant.sharedBytes) + " bytes of shared memory";
     };
     if (cluster > 1) {
@@ -520,7 +357,7 @@ public:
       config.gridDimX = unsigned(grid.x);
       config.gridDimY = unsigned(grid.y);
       config.gridDimZ = unsigned(grid.z);
-      config.blockDimX = unsigned(variant.threadsPerBlock());
+      config.blockDimX = unsigned(threads);
       config.blockDimY = 1;
       config.blockDimZ = 1;
       config.sharedMemBytes = unsigned(variant.sharedBytes);
@@ -535,7 +372,7 @@ public:
     }
     CUresult result = driver->launchKernel(
         loaded.function, unsigned(grid.x), unsigned(grid.y), unsigned(grid.z),
-        unsigned(variant.threadsPerBlock()), 1, 1,
+        unsigned(threads), 1, 1,
         unsigned(variant.sharedBytes), stream, params, nullptr);
     if (result != CUDA_SUCCESS)
       driver->fail(result, "cuLaunchKernel(" + where(variantIndex) + ")", what());
@@ -557,7 +394,7 @@ Kernel::Impl::~Impl() {
       driver->ctxPopCurrent(&popped);
     }
   };
-  for (size_t v = 0; v < info.variants.size(); ++v) {
+  for (size_t v = 0; v < variants.size(); ++v) {
     VariantState &state = states[v];
     for (int i = 0; i < state.used.load(); ++i)
       unload(state.slots[i]);
@@ -625,12 +462,12 @@ void Kernel::launch(Grid grid, const Arg *args, size_t count, CUstream stream,
   k.checkNotPruned(config, args);
   if (!k.driver) { // interpreting (Kernel::load under TESSEL_INTERPRET=1)
     checkGrid(grid, k.info.name);
-    int variant = interpretedVariant(k.info, config);
-    if (grid.empty() || variant < 0)
+    const Variant *variant = interpretedVariant(k.info, config);
+    if (grid.empty() || !variant)
       return;
     InterpretLaunch launch;
     launch.kernel = &k.info;
-    launch.variant = &k.info.variants[size_t(variant)];
+    launch.variant = variant;
     launch.grid[0] = grid.x, launch.grid[1] = grid.y, launch.grid[2] = grid.z;
     launch.args = args;
     launch.count = count;
@@ -684,19 +521,19 @@ ConfigFit Kernel::checkConfig(int config) const {
   };
   if (!k.driver) // interpreting: every config runs
     return fit;
-  const std::vector<Candidate> &candidates = k.candidates[size_t(config)];
+  const std::vector<VariantCandidate> &candidates = k.candidates[size_t(config)];
   if (candidates.empty())
     return reject(k.noVariantReason(config));
-  for (const Candidate &candidate : candidates) {
+  for (const VariantCandidate &candidate : candidates) {
     fit.sharedBytes = std::max(
-        fit.sharedBytes, k.info.variants[size_t(candidate.variant)].sharedBytes);
+        fit.sharedBytes, k.variants[size_t(candidate.variant)]->sharedBytes);
     std::string problem = k.staticProblem(candidate.variant);
     if (!problem.empty())
       return reject(problem);
   }
   try {
     k.withContext([&](CUcontext context) {
-      for (const Candidate &candidate : candidates)
+      for (const VariantCandidate &candidate : candidates)
         fit.registers = std::max(
             fit.registers, k.getOrLoad(candidate.variant, context).registers);
     });
@@ -723,7 +560,7 @@ void Kernel::preload(int config) const {
     for (int c = 0; c < k.configs; ++c) {
       if (config >= 0 && c != config)
         continue;
-      for (const Candidate &candidate : k.candidates[size_t(c)])
+      for (const VariantCandidate &candidate : k.candidates[size_t(c)])
         k.getOrLoad(candidate.variant, context);
     }
   });
@@ -732,11 +569,11 @@ void Kernel::preload(int config) const {
 std::vector<std::string> Kernel::explainVariants() const {
   Impl &k = requireImpl(impl_);
   std::vector<std::string> lines;
-  for (size_t i = 0; i < k.info.variants.size(); ++i) {
-    const Variant &variant = k.info.variants[i];
+  for (size_t i = 0; i < k.variants.size(); ++i) {
+    const Variant &variant = *k.variants[i];
     std::string line = "variant " + std::to_string(i) + ": config " +
                        std::to_string(variant.config) + " [" +
-                       k.info.describeConfig(variant.config) + "] " +
+                       k.info.configs[size_t(variant.config)].text() + "] " +
                        variant.arch + ", " +
                        std::to_string(variant.sharedBytes) + " B shared, ";
     if (variant.isGeneric()) {

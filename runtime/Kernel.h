@@ -17,7 +17,8 @@
 
 #include "runtime/Args.h"
 #include "runtime/Driver.h"
-#include "runtime/Package.h"
+#include "runtime/VariantSelect.h"
+#include "package/Package.h"
 
 #include <cuda.h>
 
@@ -41,17 +42,6 @@ struct Grid {
 /// Throws when a grid dimension is negative or above the CUDA limits
 /// (x < 2^31, y and z < 65536). An empty grid is valid (launch is a no-op).
 void checkGrid(const Grid &grid, std::string_view kernelName);
-
-/// Bits (param index) of the params a variant assumes divisible by 16; false
-/// when one of them is beyond the 64 tracked parameters (variant unusable).
-bool requiredDivisibility(const KernelInfo &kernel, const Variant &variant,
-                          uint64_t &mask);
-
-/// The index into kernel.variants of the most specialised variant of
-/// `config` whose divisibility assumptions hold for `divisibleMask` (see
-/// PackedArgs) and whose arch runs on `capability`; -1 when none does.
-int selectVariant(const KernelInfo &kernel, int config, uint64_t divisibleMask,
-                  int capability);
 
 /// Whether a configuration can run on the device, and why not.
 struct ConfigFit {
@@ -107,7 +97,7 @@ public:
   void launchPacked(Grid grid, PackedArgs &packed, CUstream stream,
                     int config) const;
 
-  /// The variant (index into info().variants) a launch with `args` would use.
+  /// The variant (index into info().allVariants()) a launch with `args` would use.
   int chooseVariant(const Arg *args, size_t count, int config) const;
   int chooseVariant(std::initializer_list<Arg> args, int config) const {
     return chooseVariant(args.begin(), args.size(), config);

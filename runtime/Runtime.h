@@ -11,14 +11,14 @@
 
 #include "runtime/Args.h"
 #include "runtime/Autotuner.h"
-#include "runtime/ConfigExpr.h"
-#include "runtime/DType.h"
+#include "package/ConfigExpr.h"
+#include "package/DType.h"
 #include "runtime/Driver.h"
-#include "runtime/Error.h"
-#include "runtime/FileUtil.h"
-#include "runtime/Json.h"
+#include "package/Error.h"
+#include "package/FileUtil.h"
+#include "package/Json.h"
 #include "runtime/Kernel.h"
-#include "runtime/Package.h"
+#include "package/Package.h"
 #include "runtime/TuningCache.h"
 
 #endif // TESSEL_RUNTIME_RUNTIME_H

@@ -1,10 +1,10 @@
 //===- runtime/TuningCache.cpp - The autotuner's on-disk cache ------------===//
 #include "runtime/TuningCache.h"
 
-#include "runtime/Error.h"
-#include "runtime/FileUtil.h"
-#include "runtime/Hash.h"
-#include "runtime/Json.h"
+#include "package/Error.h"
+#include "package/FileUtil.h"
+#include "package/Hash.h"
+#include "package/Json.h"
 
 #include <cctype>
 #include <cerrno>

@@ -40,7 +40,7 @@ struct TuningKey {
 /// A tuning decision.
 struct TuningRecord {
   int config = 0;
-  /// KernelInfo::describeConfig(config) when it was chosen: a package whose
+  /// Config::text() when it was chosen: a package whose
   /// config numbering changed is caught even if its hash collided.
   std::string configText;
   /// Median time per config in milliseconds; negative for configs that were

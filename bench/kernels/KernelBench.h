@@ -116,13 +116,6 @@ inline std::pair<double, double> interleavedMediansMs(Driver &driver, int64_t wa
   return {rounds[0][rounds[0].size() / 2], rounds[1][rounds[1].size() / 2]};
 }
 
-/// A constexpr of a package variant (0 when absent).
-inline int64_t constexprOf(const Variant &variant, const char *key) {
-  for (auto &[name, value] : variant.constexprs)
-    if (name == key)
-      return value.asInt();
-  return 0;
-}
 
 /// Prints the table and writes JSON/markdown with the device, driver and date.
 inline void writeKernelReport(const DeviceInfo &device, Record meta,

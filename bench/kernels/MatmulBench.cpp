@@ -105,8 +105,8 @@ int runMatmul(int argc, char **argv) {
       torch::Tensor b = torch::randn({shape.k, shape.n}, options);
       torch::Tensor c = torch::empty({shape.m, shape.n}, options);
       auto launch = [&](int config) {
-        const Variant &variant = kernel.info().variants[kernel.info().variantsOf(config).front()];
-        int64_t bm = constexprOf(variant, "BLOCK_M"), bn = constexprOf(variant, "BLOCK_N");
+        const Config &record = kernel.info().configs[size_t(config)];
+        int64_t bm = record["BLOCK_M"], bn = record["BLOCK_N"];
         int64_t grid = ((shape.m + bm - 1) / bm) * ((shape.n + bn - 1) / bn);
         kernel.launch(Grid(grid),
                       {c.data_ptr(), a.data_ptr(), b.data_ptr(), int32_t(shape.m),
@@ -120,12 +120,12 @@ int runMatmul(int argc, char **argv) {
           double ms = medianMs(driver, 1, tuneSamples, [&] { launch(config); });
           if (verbose)
             std::cerr << "  " << dtypeName << " " << shape.m << "x" << shape.n << "x" << shape.k
-                      << " config " << config << " (" << kernel.info().describeConfig(config)
+                      << " config " << config << " (" << kernel.info().configs[size_t(config)].text()
                       << "): " << ms << " ms, "
                       << 2.0 * shape.m * shape.n * shape.k / (ms * 1e-3) / 1e12 << " TFLOP/s\n";
           ranked.push_back({ms, config});
         } catch (const std::exception &e) {
-          std::cerr << "config " << kernel.info().describeConfig(config) << ": " << e.what()
+          std::cerr << "config " << kernel.info().configs[size_t(config)].text() << ": " << e.what()
                     << "\n";
         }
       }
@@ -185,7 +185,7 @@ int runMatmul(int argc, char **argv) {
       record.set("M", shape.m);
       record.set("N", shape.n);
       record.set("K", shape.k);
-      record.set("config", kernel.info().describeConfig(best));
+      record.set("config", kernel.info().configs[size_t(best)].text());
       record.set("tessel_ms", tesselMs);
       record.set("torch_ms", torchMs);
       record.set("tessel_tflops", tflops(tesselMs));

@@ -68,10 +68,10 @@ int runSoftmax(int argc, char **argv) {
     for (int64_t n : cols) {
       int config = -1;
       int64_t block = 0;
-      for (const Variant &variant : kernel.info().variants)
-        if (constexprOf(variant, "BLOCK") >= n && (config < 0 || constexprOf(variant, "BLOCK") < block)) {
-          config = variant.config;
-          block = constexprOf(variant, "BLOCK");
+      for (const Config &record : kernel.info().configs)
+        if (record["BLOCK"] >= n && (config < 0 || record["BLOCK"] < block)) {
+          config = record.index;
+          block = record["BLOCK"];
         }
       if (config < 0) {
         std::cerr << "no softmax configuration holds rows of " << n << "\n";

@@ -16,7 +16,7 @@
 // (this program re-executed with --phase warm).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/PackageBuilder.h"
+#include "package/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <algorithm>
@@ -197,8 +197,10 @@ Package noopPackage(const std::string &ptx) {
                   {"n", ParamKind::Scalar, DType::I32},
                   {"alpha", ParamKind::Scalar, DType::F32}},
                  {"BLOCK"}, {"n"});
-  for (int c = 0; c < 2; ++c)
-    builder.variant("noop", ptx, {{"BLOCK", Json(128 << c)}}).numWarps = 4 << c;
+  for (int c = 0; c < 2; ++c) {
+    builder.config({{"BLOCK", Json(128 << c)}}, 4 << c);
+    builder.variant("noop", ptx);
+  }
   return builder.build();
 }
 
@@ -230,7 +232,7 @@ Json launchOverhead(const Options &o) {
   int chosen = tuned.results().back().config;
   kernel.launch(1, {outPtr, xPtr, n, alpha}, nullptr, chosen); // loads the module
   driver.check(driver.ctxSynchronize(), "cuCtxSynchronize");
-  unsigned threads = unsigned(tuned.config(chosen).numWarps() * 32);
+  unsigned threads = unsigned(tuned.config(chosen).numWarps * 32);
 
   std::map<std::string, Timing> timings;
   const char *modes[] = {"bare", "kernel", "tuned", "tuned-gridfn"};

@@ -2,7 +2,7 @@
 
 #include "bench/tools/Report.h"
 
-#include "runtime/Json.h"
+#include "package/Json.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 
 #include "runtime/Interpret.h"
 #include "runtime/Kernel.h"
-#include "runtime/PackageBuilder.h"
+#include "package/PackageBuilder.h"
 
 #include <vector>
 
@@ -18,6 +18,7 @@ Package addPackage() {
                          {"y", ParamKind::Pointer, DType::F32},
                          {"out", ParamKind::Pointer, DType::F32},
                          {"n", ParamKind::Scalar, DType::I32}});
+  builder.config();
   Variant &variant = builder.variant("add", "// not used by the interpreter\n");
   variant.arch = "sm_90";
   variant.tesselIR = test::kVectorAdd;
@@ -28,7 +29,7 @@ Package addPackage() {
 InterpretLaunch launchOf(const Package &package, int64_t gridX, const std::vector<Arg> &args) {
   InterpretLaunch launch;
   launch.kernel = &package.kernels[0];
-  launch.variant = &package.kernels[0].variants[size_t(interpretedVariant(package.kernels[0], 0))];
+  launch.variant = interpretedVariant(package.kernels[0], 0);
   launch.grid[0] = gridX;
   launch.args = args.data();
   launch.count = args.size();
@@ -37,9 +38,9 @@ InterpretLaunch launchOf(const Package &package, int64_t gridX, const std::vecto
 
 TEST(RuntimeHook, PackageCarriesTesselIR) {
   Package package = addPackage();
-  EXPECT_EQ(package.kernels[0].variants[0].tesselIR, test::kVectorAdd);
+  EXPECT_EQ(package.kernels[0].configs[0].variants[0].tesselIR, test::kVectorAdd);
   Package plain = package;
-  plain.kernels[0].variants[0].tesselIR.clear();
+  plain.kernels[0].configs[0].variants[0].tesselIR.clear();
   EXPECT_EQ(plain.serialize().find("tessel_ir"), std::string::npos);
 }
 

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "UseFakeDriver.h"
 
-#include "runtime/PackageBuilder.h"
+#include "package/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -42,11 +42,11 @@ Package incPackage(int slowest = 50) {
   for (int c = 0; c < 4; ++c) {
     int block = 128 << c;
     std::string entry = "inc_" + std::to_string(block);
+    builder.config({{"BLOCK", Json(block)}});
     builder.variant(entry,
                     ".version 8.0\n// params 3\n// increments param 0\n// time_us " +
                         std::to_string(times[c]) + "\n.visible .entry " + entry +
-                        "(...)\n{\n ret;\n}\n",
-                    {{"BLOCK", Json(block)}})
+                        "(...)\n{\n ret;\n}\n")
         .sharedBytes = c == 3 ? 300000 : 0;
   }
   return builder.build();
@@ -375,7 +375,7 @@ TEST_F(Autotuner, ArgumentErrorsNameTheParameter) {
               inc.launch([](const Config &c) { return c["BLOCKK"]; },
                          {outPtr(), x, 4});
             }),
-            "inc has no constexpr 'BLOCKK' (it has: BLOCK)");
+            "config 0 (BLOCK=128 num_warps=4 num_stages=1) has no constexpr 'BLOCKK' (it has: BLOCK)");
   TuneOptions o = options();
   o.restore = {"n"};
   EXPECT_EQ(errorOf([&] { TunedKernel::load(incPackage(), "inc", o); }),

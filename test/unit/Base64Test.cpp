@@ -1,5 +1,5 @@
 //===- test/unit/Base64Test.cpp - The package's binary encoding ----------===//
-#include "runtime/Base64.h"
+#include "package/Base64.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- test/unit/ConfigExprTest.cpp - Prune conditions and their package fields ===//
-#include "runtime/ConfigExpr.h"
-#include "runtime/Package.h"
+#include "package/ConfigExpr.h"
+#include "package/Package.h"
 
 #include "TestPackages.h"
 

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "UseFakeDriver.h"
 
-#include "runtime/PackageBuilder.h"
+#include "package/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -39,9 +39,9 @@ Package fakePackage() {
   auto variant = [&](int config, std::string entry, std::vector<std::string> div,
                      int warps = 4, int64_t shared = 64, std::string arch = "sm_80",
                      std::string extraPtx = "") {
-    Variant &v = builder.variant(entry, ptxFor(entry, extraPtx),
-                                 {{"BLOCK", Json(128 << config)}}, config);
-    v.numWarps = warps;
+    if (config == builder.current().configCount())
+      builder.config({{"BLOCK", Json(128 << config)}}, warps);
+    Variant &v = builder.variant(entry, ptxFor(entry, extraPtx), config);
     v.sharedBytes = shared;
     v.arch = std::move(arch);
     v.divisibleBy16 = std::move(div);
@@ -122,7 +122,7 @@ TEST_F(FakeDriver, LaunchPicksVariantAndPacksParams) {
 TEST_F(FakeDriver, MachineCodeForThisDeviceIsLoadedInsteadOfPtx) {
   // The fake device is compute capability 9.0: sm_90 cubins run there, sm_80 ones not.
   Package package = fakePackage();
-  std::vector<Variant> &variants = package.kernels[0].variants;
+  std::vector<Variant> &variants = package.kernels[0].configs[0].variants;
   for (int i : {0, 1})
     variants[i].arch = "sm_90";
   variants[0].cubin = "\x7f" "ELF" + ptxFor("k_generic");
@@ -139,7 +139,7 @@ TEST_F(FakeDriver, MachineCodeForThisDeviceIsLoadedInsteadOfPtx) {
 
   // A cubin for another capability is never handed to the driver: the PTX is JIT'd.
   Package older = fakePackage();
-  older.kernels[0].variants[0].cubin = "\x7f" "ELF" + ptxFor("k_generic");
+  older.kernels[0].configs[0].variants[0].cubin = "\x7f" "ELF" + ptxFor("k_generic");
   Kernel other = Kernel::load(older, "k");
   other.launch(1, {aligned(), 33, 1.0f, 0});
   EXPECT_EQ(fake().launches.back().entry, "k_generic");
@@ -227,7 +227,7 @@ TEST_F(FakeDriver, ConfigsThatDoNotFit) {
 
 TEST_F(FakeDriver, BadPtxShowsTheJitLog) {
   Package package = fakePackage();
-  package.kernels[0].variants[0].ptx = ptxFor("k_generic", "syntax error\n");
+  package.kernels[0].configs[0].variants[0].ptx = ptxFor("k_generic", "syntax error\n");
   Kernel kernel = Kernel::load(package, "k");
   EXPECT_EQ(errorOf([&] { kernel.launch(1, {aligned(), 1, 1.0f, 0}); }),
             "cuModuleLoadDataEx(k, config 0, variant 0) failed: "
@@ -237,7 +237,7 @@ TEST_F(FakeDriver, BadPtxShowsTheJitLog) {
 
 TEST_F(FakeDriver, MissingEntry) {
   Package package = fakePackage();
-  package.kernels[0].variants[0].entry = "nope";
+  package.kernels[0].configs[0].variants[0].entry = "nope";
   Kernel kernel = Kernel::load(package, "k");
   std::string message =
       errorOf([&] { kernel.launch(1, {aligned(), 1, 1.0f, 0}); });
@@ -287,7 +287,7 @@ static TensorMapSpec outMap() {
 /// fakePackage() whose specialised variant reads `map` (its PTX declares the 5th param).
 static Package withSpecMap(const TensorMapSpec &map) {
   Package package = fakePackage();
-  Variant &spec = package.kernels[0].variants[1];
+  Variant &spec = package.kernels[0].configs[0].variants[1];
   spec.ptx = ptxFor("k_spec").replace(ptxFor("k_spec").find("// params 4"), 11, "// params 5");
   spec.tensorMaps = {map};
   package.validate();
@@ -298,7 +298,7 @@ TEST_F(FakeDriver, TensorMapsAreEncodedFromTheArgumentsAndPassedLast) {
   // The specialised variant reads `out` as an n x n matrix with row stride n, in 64 x 64
   // boxes: one CUtensorMap after the 4 kernel params (PTX declares 5).
   Package package = withSpecMap(outMap());
-  Variant &spec = package.kernels[0].variants[1];
+  Variant &spec = package.kernels[0].configs[0].variants[1];
   Kernel k = Kernel::load(package, "k");
   k.launch(1, {aligned(), 32, 0.5f, 0});
   ASSERT_EQ(fake().tensorMaps.size(), 1u);
@@ -334,7 +334,7 @@ TEST_F(FakeDriver, InterleavedTensorMapsAreRankFour) {
   map.boxRows = 32;
   map.interleave8 = true;
   Package package = withSpecMap(map);
-  Variant &spec = package.kernels[0].variants[1];
+  Variant &spec = package.kernels[0].configs[0].variants[1];
   Kernel k = Kernel::load(package, "k");
   k.launch(1, {aligned(), 32, 0.5f, 0});
   ASSERT_EQ(fake().tensorMaps.size(), 1u);
@@ -386,8 +386,8 @@ TEST_F(FakeDriver, MulticastMapsHaveAPieceBoxAndLaunchInClusters) {
   map.colBlocks = 2;
   map.multicast = 2;
   Package package = withSpecMap(map);
-  EXPECT_EQ(package.kernels[0].variants[1].clusterSize(), 2);
-  EXPECT_EQ(package.kernels[0].variants[0].clusterSize(), 1);
+  EXPECT_EQ(package.kernels[0].configs[0].variants[1].clusterSize(), 2);
+  EXPECT_EQ(package.kernels[0].configs[0].variants[0].clusterSize(), 1);
   Kernel k = Kernel::load(package, "k");
   k.launch({4, 3}, {aligned(), 128, 0.5f, 0});
   ASSERT_EQ(fake().tensorMaps.size(), 1u);

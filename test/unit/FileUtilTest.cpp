@@ -1,7 +1,7 @@
 //===- test/unit/FileUtilTest.cpp - Whole-file reads and atomic writes ----===//
-#include "runtime/FileUtil.h"
+#include "package/FileUtil.h"
 
-#include "runtime/Error.h"
+#include "package/Error.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- JitTest.cpp - in-process compilation and its disk cache -----------===//
-#include "runtime/Error.h"
-#include "runtime/FileUtil.h"
+#include "package/Error.h"
+#include "package/FileUtil.h"
 #include "compiler/Jit.h"
 
 #include <gtest/gtest.h>
@@ -38,7 +38,7 @@ TEST_F(JitTest, CompilesOnceThenReadsTheCache) {
   JitStats before = jitStats();
   Package first = jitSource(kVectorAdd, "vector_add.tsl", options);
   ASSERT_NE(first.findKernel("vector_add"), nullptr);
-  EXPECT_EQ(first.kernel("vector_add").variants.size(), 2u); // generic + divisible by 16
+  EXPECT_EQ(first.kernel("vector_add").configs[0].variants.size(), 2u); // generic + divisible by 16
   EXPECT_EQ(jitStats().compiles, before.compiles + 1);
   EXPECT_TRUE(std::filesystem::exists(jitCachePath(kVectorAdd, options)));
 
@@ -57,7 +57,7 @@ TEST_F(JitTest, ConstexprsAndArchAreInTheKey) {
   EXPECT_NE(jitCachePath(kVectorAdd, options), jitCachePath(kVectorAdd, sm80));
   Package package = jitSource(kVectorAdd, "vector_add.tsl", bf16);
   EXPECT_EQ(package.kernel("vector_add").params[0].dtype, DType::BF16);
-  EXPECT_EQ(package.kernel("vector_add").variants[0].arch, "sm_90");
+  EXPECT_EQ(package.kernel("vector_add").configs[0].variants[0].arch, "sm_90");
 }
 
 TEST_F(JitTest, AnUnreadableCacheEntryIsRebuilt) {

@@ -1,5 +1,5 @@
 //===- test/unit/JsonTest.cpp - JSON value, parser and writer -------------===//
-#include "runtime/Json.h"
+#include "package/Json.h"
 
 #include <gtest/gtest.h>
 

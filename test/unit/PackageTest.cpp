@@ -1,7 +1,7 @@
 //===- test/unit/PackageTest.cpp - Package parsing, validation, saving ----===//
 #include "TestPackages.h"
 
-#include "runtime/FileUtil.h"
+#include "package/FileUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -41,11 +41,16 @@ TEST(Package, RoundTrip) {
   const KernelInfo &softmax = parsed.kernel("softmax");
   EXPECT_EQ(softmax.params, original.kernels[0].params);
   EXPECT_EQ(softmax.configCount(), 2);
-  EXPECT_EQ(softmax.variantsOf(1), (std::vector<int>{2, 3, 4}));
-  EXPECT_EQ(softmax.variants[1].divisibleBy16,
+  EXPECT_EQ(softmax.configs[1].variants.size(), 3u);
+  EXPECT_EQ(softmax.configs[1].variants[2].config, 1);
+  EXPECT_EQ(softmax.allVariants().size(), 5u);
+  EXPECT_EQ(softmax.allVariants()[3], &softmax.configs[1].variants[1]);
+  EXPECT_EQ(softmax.configs[0].variants[1].divisibleBy16,
             (std::vector<std::string>{"out", "inp", "stride", "n_cols"}));
-  EXPECT_EQ(softmax.variants[0].ptx, original.kernels[0].variants[0].ptx);
-  EXPECT_EQ(softmax.describeConfig(1), "BLOCK=2048 num_warps=8 num_stages=1");
+  EXPECT_EQ(softmax.configs[0].variants[0].ptx, original.kernels[0].configs[0].variants[0].ptx);
+  EXPECT_EQ(softmax.configs[1].text(), "BLOCK=2048 num_warps=8 num_stages=1");
+  EXPECT_EQ(softmax.configs[1]["BLOCK"], 2048);
+  EXPECT_EQ(softmax.configs[1].numWarps, 8);
   EXPECT_EQ(softmax.signature(),
             "softmax(out: *f32, inp: *f32, stride: i32, n_rows: i64, "
             "n_cols: i32)");
@@ -56,12 +61,12 @@ TEST(Package, RoundTrip) {
 TEST(Package, MachineCodeRoundTripsAndIsChecked) {
   Package original = samplePackage();
   std::string cubin("\x7f" "ELF\0\x01\xff binary", 14);
-  original.kernels[0].variants[1].cubin = cubin;
+  original.kernels[0].configs[0].variants[1].cubin = cubin;
   std::string text = original.serialize();
   EXPECT_NE(text.find("\"cubin\": \"f0VMRgAB/yBiaW5hcnk=\""), std::string::npos) << text;
   Package parsed = Package::parse(text, "softmax.tslpkg");
-  EXPECT_EQ(parsed.kernels[0].variants[1].cubin, cubin);
-  EXPECT_TRUE(parsed.kernels[0].variants[0].cubin.empty());
+  EXPECT_EQ(parsed.kernels[0].configs[0].variants[1].cubin, cubin);
+  EXPECT_TRUE(parsed.kernels[0].configs[0].variants[0].cubin.empty());
   EXPECT_EQ(parsed.serialize(), text);
 
   Json root = sampleJson();
@@ -87,8 +92,10 @@ TEST(Package, ParsesTheDocumentedExample) {
         "num_warps": 4, "num_stages": 1, "shared_bytes": 64, "arch": "sm_90",
         "entry": "softmax", "divisible_by_16": [], "ptx": "..." } ] } ] })";
   Package package = Package::parse(text, "x.tslpkg");
-  EXPECT_EQ(package.kernels[0].variants.size(), 2u);
-  EXPECT_TRUE(package.kernels[0].variants[1].isGeneric());
+  ASSERT_EQ(package.kernels[0].configs.size(), 1u);
+  EXPECT_EQ(package.kernels[0].configs[0].variants.size(), 2u);
+  EXPECT_TRUE(package.kernels[0].configs[0].variants[1].isGeneric());
+  EXPECT_EQ(package.kernels[0].configs[0]["BLOCK"], 1024);
 }
 
 TEST(Package, MissingFieldNamesFileKernelVariantAndField) {
@@ -148,9 +155,11 @@ TEST(Package, FieldTypeErrors) {
             "softmax.tslpkg: kernel 'softmax' variant 1: field 'num_warps' "
             "must be an integer, found a string");
   root = sampleJson();
-  variantJson(root, 0, 1).set("num_warps", 3);
-  EXPECT_NE(errorOf(root.dump()).find("power of two"), std::string::npos);
-  // The compiler's limits (runtime/ConfigLimits.h): 1 to 32 stages.
+  variantJson(root, 1, 0).set("num_warps", 3);
+  EXPECT_NE(errorOf(root.dump()).find("kernel 'add' config 0: num_warps is 3, expected a power of two"),
+            std::string::npos)
+      << errorOf(root.dump());
+  // The compiler's limits (package/ConfigLimits.h): 1 to 32 stages.
   for (int stages : {0, 33}) {
     root = sampleJson();
     variantJson(root, 0, 1).set("num_stages", stages);
@@ -175,33 +184,41 @@ TEST(Package, SemanticErrors) {
     }
   };
   Package package = samplePackage();
-  package.kernels[0].variants[3].divisibleBy16 = {"nope"};
+  package.kernels[0].configs[1].variants[1].divisibleBy16 = {"nope"};
   expectError(package, "variant 3: divisible_by_16 names 'nope'");
 
   package = samplePackage();
   package.kernels[0].params.push_back({"scale", ParamKind::Scalar, DType::F32});
-  package.kernels[0].variants[3].divisibleBy16 = {"scale"};
+  package.kernels[0].configs[1].variants[1].divisibleBy16 = {"scale"};
   expectError(package, "only pointers and integers qualify");
 
   package = samplePackage();
-  package.kernels[0].variants[3].constexprs = {{"BLOCK", Json(4096)}};
-  expectError(package, "config 1 has different constexprs");
+  package.kernels[0].configs[0].constexprs.clear();
+  expectError(package, "config 0: missing value for constexpr 'BLOCK'");
 
   package = samplePackage();
-  package.kernels[0].variants[0].constexprs.clear();
-  expectError(package, "variant 0: missing value for constexpr 'BLOCK'");
-
-  package = samplePackage();
-  package.kernels[0].variants[0].arch = "compute_80";
+  package.kernels[0].configs[0].variants[0].arch = "compute_80";
   expectError(package, "arch 'compute_80' is not of the form");
 
   package = samplePackage();
-  package.kernels[0].variants[4].config = 3;
-  expectError(package, "config 2 has no variant");
+  package.kernels[0].configs[1].variants[2].config = 3;
+  expectError(package, "config 1: its variant 2 says config 3");
 
   package = samplePackage();
-  package.kernels[0].variants[4].arch = "sm_80";
-  expectError(package, "variant 4: duplicates variant 3");
+  package.kernels[0].configs[1].index = 5;
+  expectError(package, "config 1: is numbered 5");
+
+  package = samplePackage();
+  package.kernels[0].configs[1].numWarps = 3;
+  expectError(package, "config 1: num_warps is 3");
+
+  package = samplePackage();
+  package.kernels[0].configs[1].variants.clear();
+  expectError(package, "config 1: has no variant");
+
+  package = samplePackage();
+  package.kernels[0].configs[1].variants[2].arch = "sm_80";
+  expectError(package, "config 1: variants 1 and 2 are duplicates");
 
   package = samplePackage();
   package.kernels[0].autotuneKey = {"BLOCK"};
@@ -216,8 +233,42 @@ TEST(Package, SemanticErrors) {
   expectError(package, "duplicate param 'out'");
 
   package = samplePackage();
-  package.kernels[0].variants.clear();
+  package.kernels[0].configs.clear();
   expectError(package, "kernel 'softmax': no variants");
+}
+
+// The file repeats a configuration's values on each of its variants (format version 1):
+// the reader gathers them into one Config and refuses variants that disagree.
+TEST(Package, VariantsOfOneConfigMustAgree) {
+  Json root = sampleJson();
+  Json constexprs = Json::object();
+  constexprs.set("BLOCK", 4096);
+  variantJson(root, 0, 3).set("constexprs", constexprs);
+  EXPECT_NE(errorOf(root.dump()).find("variant 3: config 1 has different constexprs"),
+            std::string::npos)
+      << errorOf(root.dump());
+
+  root = sampleJson();
+  variantJson(root, 0, 4).set("num_stages", 2);
+  EXPECT_NE(errorOf(root.dump()).find("variant 4: config 1 has different num_warps/num_stages"),
+            std::string::npos)
+      << errorOf(root.dump());
+
+  root = sampleJson();
+  variantJson(root, 0, 4).set("config", 3);
+  EXPECT_NE(errorOf(root.dump()).find("config 2 has no variant (configs must be numbered 0..3)"),
+            std::string::npos)
+      << errorOf(root.dump());
+
+  // Variants stored out of configuration order are gathered into their configurations.
+  root = sampleJson();
+  Json::Array &variants = root.find("kernels")->asArray()[0].find("variants")->asArray();
+  std::swap(variants[0], variants[4]);
+  Package gathered = Package::parse(root.dump(), "softmax.tslpkg");
+  EXPECT_EQ(gathered.kernels[0].configs[0].variants.size(), 2u);
+  EXPECT_EQ(gathered.kernels[0].configs[1].variants.size(), 3u);
+  EXPECT_EQ(gathered.kernels[0].configs[1].variants[0].arch, "sm_90a");
+  EXPECT_EQ(gathered.kernels[0].configs[1].variants[0].config, 1);
 }
 
 TEST(Package, KernelLookupListsNames) {
@@ -279,7 +330,7 @@ TEST(Package, SaveIsAtomicAndLoadRoundTrips) {
 
   // An invalid package is refused before anything is written.
   Package invalid = package;
-  invalid.kernels[0].variants[0].ptx.clear();
+  invalid.kernels[0].configs[0].variants[0].ptx.clear();
   EXPECT_THROW(invalid.save(path), Error);
   EXPECT_EQ(readFile(path), package.serialize());
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"softmax.tslpkg"});
@@ -353,7 +404,7 @@ static Json withTensorMap(int param, int pointer) {
 TEST(Package, TensorMapsRoundTrip) {
   // softmax(out, inp, stride, n_rows, n_cols): the map is parameter 5.
   Package package = Package::parse(withTensorMap(5, 0).pretty(), "t.tslpkg");
-  const Variant &variant = package.kernel("softmax").variants[0];
+  const Variant &variant = package.kernel("softmax").configs[0].variants[0];
   ASSERT_EQ(variant.tensorMaps.size(), 1u);
   const TensorMapSpec &map = variant.tensorMaps[0];
   EXPECT_EQ(map.param, 5);
@@ -364,7 +415,7 @@ TEST(Package, TensorMapsRoundTrip) {
   EXPECT_EQ(map.dtype, DType::BF16);
   std::string text = package.serialize();
   EXPECT_EQ(Package::parse(text, "t.tslpkg").serialize(), text);
-  EXPECT_TRUE(package.kernel("softmax").variants[1].tensorMaps.empty());
+  EXPECT_TRUE(package.kernel("softmax").configs[0].variants[1].tensorMaps.empty());
 }
 
 /// withTensorMap(5, 0) with field `name` of its map set to `value`.
@@ -376,7 +427,7 @@ static Json withMapField(const std::string &name, Json value) {
 
 /// The first variant's tensor map after parsing `root`.
 static TensorMapSpec firstMap(const Json &root) {
-  return Package::parse(root.pretty(), "t.tslpkg").kernel("softmax").variants[0].tensorMaps[0];
+  return Package::parse(root.pretty(), "t.tslpkg").kernel("softmax").configs[0].variants[0].tensorMaps[0];
 }
 
 TEST(Package, TensorMapsAreChecked) {
@@ -397,17 +448,17 @@ TEST(Package, TensorMapsAreChecked) {
   // that are not groups of 8 rows, are refused.
   Json interleaved = withMapField("row_order", Json("interleave8"));
   Package withOrder = Package::parse(interleaved.pretty(), "t.tslpkg");
-  EXPECT_TRUE(withOrder.kernel("softmax").variants[0].tensorMaps[0].interleave8);
+  EXPECT_TRUE(withOrder.kernel("softmax").configs[0].variants[0].tensorMaps[0].interleave8);
   EXPECT_TRUE(Package::parse(withOrder.serialize(), "t.tslpkg")
-                  .kernel("softmax").variants[0].tensorMaps[0].interleave8);
+                  .kernel("softmax").configs[0].variants[0].tensorMaps[0].interleave8);
   EXPECT_FALSE(firstMap(withTensorMap(5, 0)).interleave8);
   // Column blocks per box: 1 unless said, kept through a round trip, at most 256.
   EXPECT_EQ(firstMap(withTensorMap(5, 0)).colBlocks, 1);
   Json blocks = withMapField("col_blocks", Json(int64_t(4)));
   Package withBlocks = Package::parse(blocks.pretty(), "t.tslpkg");
-  EXPECT_EQ(withBlocks.kernel("softmax").variants[0].tensorMaps[0].colBlocks, 4);
+  EXPECT_EQ(withBlocks.kernel("softmax").configs[0].variants[0].tensorMaps[0].colBlocks, 4);
   EXPECT_EQ(Package::parse(withBlocks.serialize(), "t.tslpkg")
-                .kernel("softmax").variants[0].tensorMaps[0].colBlocks, 4);
+                .kernel("softmax").configs[0].variants[0].tensorMaps[0].colBlocks, 4);
   Json tooMany = withMapField("col_blocks", Json(int64_t(0)));
   EXPECT_NE(errorOf(tooMany.pretty()).find("col_blocks"), std::string::npos)
       << errorOf(tooMany.pretty());
@@ -416,10 +467,10 @@ TEST(Package, TensorMapsAreChecked) {
   Json shared = withMapField("col_blocks", Json(int64_t(4)));
   variantJson(shared, 0, 0)["tensor_maps"].asArray()[0].set("multicast", Json(int64_t(2)));
   Package withShared = Package::parse(shared.pretty(), "t.tslpkg");
-  EXPECT_EQ(withShared.kernel("softmax").variants[0].tensorMaps[0].multicast, 2);
-  EXPECT_EQ(withShared.kernel("softmax").variants[0].clusterSize(), 2);
+  EXPECT_EQ(withShared.kernel("softmax").configs[0].variants[0].tensorMaps[0].multicast, 2);
+  EXPECT_EQ(withShared.kernel("softmax").configs[0].variants[0].clusterSize(), 2);
   EXPECT_EQ(Package::parse(withShared.serialize(), "t.tslpkg")
-                .kernel("softmax").variants[0].tensorMaps[0].multicast, 2);
+                .kernel("softmax").configs[0].variants[0].tensorMaps[0].multicast, 2);
   Json uneven = withMapField("multicast", Json(int64_t(2)));
   EXPECT_NE(errorOf(uneven.pretty()).find("multicast 2 must be 1, 2, 4 or 8 and divide col_blocks (1)"),
             std::string::npos)

@@ -2,7 +2,7 @@
 #ifndef TESSEL_TEST_UNIT_TESTPACKAGES_H
 #define TESSEL_TEST_UNIT_TESTPACKAGES_H
 
-#include "runtime/Package.h"
+#include "package/Package.h"
 
 namespace tessel::test {
 
@@ -23,13 +23,9 @@ inline Package samplePackage() {
                    {"n_cols", ParamKind::Scalar, DType::I32}};
   kernel.constexprParams = {"BLOCK"};
   kernel.autotuneKey = {"n_cols"};
-  auto variant = [](int config, int block, int warps, std::string arch,
-                    std::vector<std::string> divisible) {
+  auto variant = [](int config, std::string arch, std::vector<std::string> divisible) {
     Variant v;
     v.config = config;
-    v.constexprs = {{"BLOCK", Json(block)}};
-    v.numWarps = warps;
-    v.numStages = 1;
     v.sharedBytes = 64;
     v.arch = std::move(arch);
     v.entry = "softmax";
@@ -37,12 +33,14 @@ inline Package samplePackage() {
     v.ptx = "// PTX for config " + std::to_string(config) + "\n.version 8.0\n";
     return v;
   };
-  kernel.variants = {
-      variant(0, 1024, 4, "sm_80", {}),
-      variant(0, 1024, 4, "sm_80", {"out", "inp", "stride", "n_cols"}),
-      variant(1, 2048, 8, "sm_80", {}),
-      variant(1, 2048, 8, "sm_80", {"out", "inp"}),
-      variant(1, 2048, 8, "sm_90a", {"out", "inp"}),
+  kernel.addConfig({{"BLOCK", Json(1024)}}, 4).variants = {
+      variant(0, "sm_80", {}),
+      variant(0, "sm_80", {"out", "inp", "stride", "n_cols"}),
+  };
+  kernel.addConfig({{"BLOCK", Json(2048)}}, 8).variants = {
+      variant(1, "sm_80", {}),
+      variant(1, "sm_80", {"out", "inp"}),
+      variant(1, "sm_90a", {"out", "inp"}),
   };
   package.kernels.push_back(kernel);
 
@@ -50,8 +48,7 @@ inline Package samplePackage() {
   add.name = "add";
   add.params = {{"x", ParamKind::Pointer, DType::F16},
                 {"n", ParamKind::Scalar, DType::I32}};
-  add.variants = {variant(0, 0, 4, "sm_80", {})};
-  add.variants[0].constexprs.clear();
+  add.addConfig({}).variants = {variant(0, "sm_80", {})};
   package.kernels.push_back(add);
   return package;
 }

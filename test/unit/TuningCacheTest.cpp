@@ -5,7 +5,7 @@
 // (fork) writing the same and different keys at once.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/FileUtil.h"
+#include "package/FileUtil.h"
 #include "runtime/TuningCache.h"
 
 #include <gtest/gtest.h>

@@ -36,9 +36,9 @@ TEST(VariantSelect, ArchDecides) {
 
 TEST(VariantSelect, RequiredDivisibility) {
   uint64_t mask = 0;
-  EXPECT_TRUE(requiredDivisibility(softmax(), softmax().variants[1], mask));
+  EXPECT_TRUE(requiredDivisibility(softmax(), softmax().configs[0].variants[1], mask));
   EXPECT_EQ(mask, 0b10111u);
-  EXPECT_TRUE(requiredDivisibility(softmax(), softmax().variants[0], mask));
+  EXPECT_TRUE(requiredDivisibility(softmax(), softmax().configs[0].variants[0], mask));
   EXPECT_EQ(mask, 0u);
 }
 

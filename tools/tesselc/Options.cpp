@@ -1,6 +1,6 @@
 //===- tools/tesselc/Options.cpp - tesselc's command line ------------------===//
 #include "tools/tesselc/Options.h"
-#include "runtime/ConfigLimits.h"
+#include "package/ConfigLimits.h"
 
 #include <cstdlib>
 #include <iostream>

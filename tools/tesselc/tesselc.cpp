@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
-#include "runtime/FileUtil.h"
+#include "package/FileUtil.h"
 #include "tools/tesselc/Options.h"
 
 #include <cstdio>
@@ -45,10 +45,14 @@ std::string packagePath(const tesselc::Options &opts) {
   return path.replace_extension(".tslpkg").string();
 }
 
+/// The package's configuration of the variant that `report` describes.
+const Config &configOf(const compiler::CompileResult &result, const compiler::VariantReport &report) {
+  return result.package.kernel(report.kernel).configs[size_t(report.config)];
+}
+
 /// The package's variant that `report` describes.
 const Variant &variantOf(const compiler::CompileResult &result, const compiler::VariantReport &report) {
-  const KernelInfo &kernel = result.package.kernel(report.kernel);
-  return kernel.variants[size_t(kernel.variantsOf(report.config)[report.specialised ? 1 : 0])];
+  return configOf(result, report).variants[report.specialised ? 1 : 0];
 }
 
 /// One row per compiled variant.
@@ -58,12 +62,12 @@ std::string reportTable(const compiler::CompileResult &result) {
         << "variant" << std::setw(7) << "warps" << std::setw(8) << "stages" << std::setw(10)
         << "shared" << std::setw(11) << "ptx lines" << "ms\n";
   for (const compiler::VariantReport &v : result.variants) {
-    const Variant &variant = variantOf(result, v);
+    const Config &config = configOf(result, v);
     char ms[32];
     std::snprintf(ms, sizeof(ms), "%.1f", v.ms);
     table << std::left << std::setw(20) << v.kernel << std::setw(8) << v.config << std::setw(13)
-          << (v.specialised ? "divisible16" : "generic") << std::setw(7) << variant.numWarps
-          << std::setw(8) << variant.numStages << std::setw(10) << v.sharedBytes
+          << (v.specialised ? "divisible16" : "generic") << std::setw(7) << config.numWarps
+          << std::setw(8) << config.numStages << std::setw(10) << v.sharedBytes
           << std::setw(11) << v.ptxLines << ms << "\n";
   }
   return table.str();
@@ -75,8 +79,13 @@ Json reportJson(const tesselc::Options &opts, const std::string &output,
   Json kernels = Json::array();
   for (const KernelInfo &kernel : result.package.kernels) {
     Json configs = Json::array();
-    for (int c = 0; c < kernel.configCount(); ++c) {
+    for (const Config &record : kernel.configs) {
+      int c = record.index;
       Json config = Json::object(), variants = Json::array();
+      config.set("index", int64_t(c));
+      config.set("constexprs", Json(record.constexprs));
+      config.set("num_warps", int64_t(record.numWarps));
+      config.set("num_stages", int64_t(record.numStages));
       double configMs = 0;
       for (const compiler::VariantReport &v : result.variants) {
         if (v.kernel != kernel.name || v.config != c)
@@ -92,10 +101,6 @@ Json reportJson(const tesselc::Options &opts, const std::string &output,
         entry.set("compile_ms", v.ms);
         variants.push(entry);
         configMs += v.ms;
-        config.set("index", int64_t(c));
-        config.set("constexprs", Json(variant.constexprs));
-        config.set("num_warps", int64_t(variant.numWarps));
-        config.set("num_stages", int64_t(variant.numStages));
       }
       config.set("compile_ms", configMs);
       config.set("variants", variants);

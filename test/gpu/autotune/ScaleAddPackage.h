@@ -14,7 +14,7 @@
 #ifndef TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
 #define TESSEL_TEST_GPU_AUTOTUNE_SCALEADDPACKAGE_H
 
-#include "runtime/PackageBuilder.h"
+#include "package/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 namespace tessel::test {
@@ -41,8 +41,8 @@ inline Package scaleAddPackage(const std::string &ptxPath, bool restore = true) 
                         {"scale_add_8", 8, 4, int64_t(1) << 30},
                         {"scale_add_8", 8, 2, 0}};
   for (const Spec &spec : specs) {
-    Variant &v = builder.variant(spec.entry, ptx, {{"ELEMS", Json(spec.elems)}});
-    v.numWarps = spec.warps;
+    builder.config({{"ELEMS", Json(spec.elems)}}, spec.warps);
+    Variant &v = builder.variant(spec.entry, ptx);
     v.sharedBytes = spec.shared;
   }
   return builder.build();
@@ -50,7 +50,7 @@ inline Package scaleAddPackage(const std::string &ptxPath, bool restore = true) 
 
 /// The grid of scale_add for n elements under config c.
 inline Grid scaleAddGrid(int64_t n, const Config &c) {
-  return cdiv(n, c["ELEMS"] * c.numWarps() * 32);
+  return cdiv(n, c["ELEMS"] * c.numWarps * 32);
 }
 
 } // namespace tessel::test

@@ -68,21 +68,14 @@ protected:
   std::mt19937 rng;
 };
 
-int64_t constexprOf(const Variant &variant, const char *key) {
-  for (auto &[name, value] : variant.constexprs)
-    if (name == key)
-      return value.asInt();
-  return -1;
-}
-
 /// The softmax configuration with the smallest BLOCK that holds a row.
 int softmaxConfigFor(const Kernel &kernel, int64_t cols) {
   int best = -1;
   int64_t bestBlock = 0;
-  for (const Variant &variant : kernel.info().variants) {
-    int64_t block = constexprOf(variant, "BLOCK");
+  for (const Config &config : kernel.info().configs) {
+    int64_t block = config["BLOCK"];
     if (block >= cols && (best < 0 || block < bestBlock)) {
-      best = variant.config;
+      best = config.index;
       bestBlock = block;
     }
   }
@@ -139,8 +132,8 @@ TEST_P(KernelTest, SoftmaxUsesTheAlignedVariantWhenArgumentsAllowIt) {
       {dOut.pointer(), dIn.pointer(), int32_t(1024), int32_t(1024), int32_t(1024)}, config);
   int generic = kernel.chooseVariant(
       {dOut.pointer(), dIn.pointer(), int32_t(1000), int32_t(1000), int32_t(1000)}, config);
-  EXPECT_FALSE(kernel.info().variants[aligned].divisibleBy16.empty());
-  EXPECT_TRUE(kernel.info().variants[generic].divisibleBy16.empty());
+  EXPECT_FALSE(kernel.info().allVariants()[size_t(aligned)]->divisibleBy16.empty());
+  EXPECT_TRUE(kernel.info().allVariants()[size_t(generic)]->divisibleBy16.empty());
 }
 
 TEST_P(KernelTest, VectorAdd) {

@@ -142,12 +142,11 @@ TEST_F(LargeTensorTest, SoftmaxRowsPast2To31Elements) {
   // The configuration with the smallest BLOCK that holds a row (the others are pruned).
   int config = -1;
   int64_t block = 0;
-  for (const Variant &variant : kernel.info().variants)
-    for (auto &[name, value] : variant.constexprs)
-      if (name == "BLOCK" && value.asInt() >= cols && (config < 0 || value.asInt() < block)) {
-        config = variant.config;
-        block = value.asInt();
-      }
+  for (const Config &candidate : kernel.info().configs)
+    if (candidate["BLOCK"] >= cols && (config < 0 || candidate["BLOCK"] < block)) {
+      config = candidate.index;
+      block = candidate["BLOCK"];
+    }
   ASSERT_GE(config, 0);
   BigBuffer in(n, kFillByte), out(n, 0xFF);
   std::vector<int64_t> checked = {0, kTwo31 / stride, kTwo31 / stride + 1, rows - 1};
@@ -192,9 +191,8 @@ TEST_F(LargeTensorTest, MatmulOutputPast2To31Elements) {
   int config = 0;
   ConfigFit fit = kernel.checkConfig(config);
   ASSERT_TRUE(fit.fits) << fit.reason;
-  const Variant &variant = kernel.info().variants[kernel.info().variantsOf(config).front()];
   int64_t bm = 0, bn = 0;
-  for (auto &[name, value] : variant.constexprs) {
+  for (auto &[name, value] : kernel.info().configs[size_t(config)].constexprs) {
     if (name == "BLOCK_M")
       bm = value.asInt();
     if (name == "BLOCK_N")

@@ -37,12 +37,6 @@ struct Mode {
 
 void PrintTo(const Mode &mode, std::ostream *os) { *os << mode.package; }
 
-int64_t constexprOf(const Variant &variant, const char *key) {
-  for (auto &[name, value] : variant.constexprs)
-    if (name == key)
-      return value.asInt();
-  return -1;
-}
 
 class MatmulTest : public ::testing::TestWithParam<Mode> {
 protected:
@@ -76,8 +70,8 @@ protected:
       b.set(i, normal(rng));
     c.poison();
     DeviceArray dA(a), dB(b), dC(c);
-    const Variant &variant = kernel.info().variants[kernel.info().variantsOf(config).front()];
-    int64_t bm = constexprOf(variant, "BLOCK_M"), bn = constexprOf(variant, "BLOCK_N");
+    const Config &record = kernel.info().configs[size_t(config)];
+    int64_t bm = record["BLOCK_M"], bn = record["BLOCK_N"];
     int64_t grid = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
     kernel.launch(Grid(grid),
                   {dC.pointer(), dA.pointer(), dB.pointer(), int32_t(m), int32_t(n), int32_t(k),
@@ -130,7 +124,7 @@ protected:
   bool fits(int config) {
     ConfigFit fit = kernel.checkConfig(config);
     if (!fit.fits && skipped.insert(config).second)
-      std::printf("[ SKIPPED  ] %s: %s\n", kernel.info().describeConfig(config).c_str(),
+      std::printf("[ SKIPPED  ] %s: %s\n", kernel.info().configs[size_t(config)].text().c_str(),
                   fit.reason.c_str());
     return fit.fits;
   }
@@ -151,7 +145,7 @@ protected:
     worst = std::isnan(ratio) ? ratio : std::max(worst, ratio);
     EXPECT_TRUE(ratio <= 1)
         << m << "x" << n << "x" << k << (aligned ? " (aligned)" : "") << " on "
-        << kernel.info().describeConfig(config) << ": an element's error is " << ratio
+        << kernel.info().configs[size_t(config)].text() << ": an element's error is " << ratio
         << " times its bound (seed " << seed << ")";
   }
 

@@ -5,7 +5,7 @@
 // reason) where there is no CUDA driver or device.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/PackageBuilder.h"
+#include "package/PackageBuilder.h"
 #include "runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -52,8 +52,9 @@ Package vectorAddPackage() {
                                 {"alpha", ParamKind::Scalar, DType::F32}});
   std::string ptx = readFile(TESSEL_SMOKE_PTX);
   auto variant = [&](int config, int64_t shared, std::vector<std::string> divisible) {
-    Variant &v = builder.variant("vector_add", ptx, {}, config);
-    v.numWarps = kBlock / 32;
+    if (config == builder.current().configCount())
+      builder.config({}, kBlock / 32);
+    Variant &v = builder.variant("vector_add", ptx, config);
     v.sharedBytes = shared;
     v.divisibleBy16 = std::move(divisible);
   };
@@ -188,8 +189,9 @@ TEST_F(RuntimeSmoke, OversizedConfigIsRefused) {
 
 TEST_F(RuntimeSmoke, BadPtxReportsTheJitLog) {
   Package package = vectorAddPackage();
-  for (Variant &variant : package.kernels[0].variants)
-    variant.ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
+  for (Config &config : package.kernels[0].configs)
+    for (Variant &variant : config.variants)
+      variant.ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
                   ".visible .entry vector_add() { this is not ptx; }\n";
   Kernel kernel = Kernel::load(package, "vector_add");
   DeviceBuffer buffer(64);

@@ -1,4 +1,4 @@
-//===- runtime/Package.cpp - Kernel packages (*.tslpkg) -------------------===//
+//===- package/Package.cpp - Kernel packages (*.tslpkg) -------------------===//
 //
 // Reading is two steps: structural (every field present with the right JSON
 // type, converted to the structs) and semantic (validate(): names resolve,
@@ -7,13 +7,13 @@
 // diagnosed without opening it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Package.h"
+#include "package/Package.h"
 
-#include "runtime/Base64.h"
-#include "runtime/ConfigExpr.h"
-#include "runtime/ConfigLimits.h"
-#include "runtime/FileUtil.h"
-#include "runtime/Hash.h"
+#include "package/Base64.h"
+#include "package/ConfigExpr.h"
+#include "package/ConfigLimits.h"
+#include "package/FileUtil.h"
+#include "package/Hash.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,11 +30,21 @@ std::string ParamInfo::typeName() const {
 // KernelInfo
 //===----------------------------------------------------------------------===//
 
-int KernelInfo::configCount() const {
-  int count = 0;
-  for (const Variant &variant : variants)
-    count = std::max(count, variant.config + 1);
-  return count;
+Config &KernelInfo::addConfig(Json::Object constexprs, int numWarps, int numStages) {
+  Config &config = configs.emplace_back();
+  config.index = int(configs.size() - 1);
+  config.constexprs = std::move(constexprs);
+  config.numWarps = numWarps;
+  config.numStages = numStages;
+  return config;
+}
+
+std::vector<const Variant *> KernelInfo::allVariants() const {
+  std::vector<const Variant *> result;
+  for (const Config &config : configs)
+    for (const Variant &variant : config.variants)
+      result.push_back(&variant);
+  return result;
 }
 
 int KernelInfo::paramIndex(std::string_view paramName) const {
@@ -44,13 +54,9 @@ int KernelInfo::paramIndex(std::string_view paramName) const {
   return -1;
 }
 
-std::vector<int> KernelInfo::variantsOf(int config) const {
-  std::vector<int> result;
-  for (size_t i = 0; i < variants.size(); ++i)
-    if (variants[i].config == config)
-      result.push_back(int(i));
-  return result;
-}
+//===----------------------------------------------------------------------===//
+// Config
+//===----------------------------------------------------------------------===//
 
 static std::string constexprText(const Json &value) {
   if (value.isString())
@@ -58,18 +64,41 @@ static std::string constexprText(const Json &value) {
   return value.dump();
 }
 
-std::string KernelInfo::describeConfig(int config) const {
-  for (const Variant &variant : variants) {
-    if (variant.config != config)
-      continue;
-    std::string text;
-    for (const Json::Member &member : variant.constexprs)
-      text += member.first + "=" + constexprText(member.second) + " ";
-    text += "num_warps=" + std::to_string(variant.numWarps) +
-            " num_stages=" + std::to_string(variant.numStages);
-    return text;
-  }
-  return "config " + std::to_string(config) + " (absent)";
+std::string Config::text() const {
+  std::string text;
+  for (const Json::Member &member : constexprs)
+    text += member.first + "=" + constexprText(member.second) + " ";
+  return text + "num_warps=" + std::to_string(numWarps) +
+         " num_stages=" + std::to_string(numStages);
+}
+
+const Json *Config::find(std::string_view name) const {
+  for (const Json::Member &member : constexprs)
+    if (member.first == name)
+      return &member.second;
+  return nullptr;
+}
+
+int64_t Config::operator[](std::string_view name) const {
+  const Json *value = find(name);
+  if (value && value->isInt())
+    return value->asInt();
+  if (value && value->isBool())
+    return value->asBool() ? 1 : 0;
+  std::string names;
+  for (const Json::Member &member : constexprs)
+    names += (names.empty() ? "" : ", ") + member.first;
+  if (value)
+    throw Error("constexpr '" + std::string(name) + "' of config " + std::to_string(index) +
+                " is " + value->dump() + ", not an integer");
+  throw Error("config " + std::to_string(index) + " (" + text() + ") has no constexpr '" +
+              std::string(name) + "' (it has: " + (names.empty() ? "none" : names) + ")");
+}
+
+Variant &Config::addVariant(Variant variant) {
+  variant.config = index;
+  variants.push_back(std::move(variant));
+  return variants.back();
 }
 
 std::string KernelInfo::signature() const {
@@ -290,16 +319,26 @@ static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
   return map;
 }
 
-static Variant readVariant(const Json &json, const std::string &where) {
+/// A variant as the file stores it: with its configuration's values, which every
+/// variant of the configuration repeats (format version 1).
+struct StoredVariant {
+  Json::Object constexprs;
+  int numWarps = 4;
+  int numStages = 1;
+  Variant variant;
+};
+
+static StoredVariant readVariant(const Json &json, const std::string &where) {
   if (!json.isObject())
     throw Error(where + ": must be an object, found " +
                 Json::kindName(json.kind()));
   FieldReader fields(json, where);
-  Variant variant;
+  StoredVariant stored;
+  Variant &variant = stored.variant;
   variant.config = int(fields.integer("config", 0, 4095));
-  variant.constexprs = fields.objectField("constexprs");
-  variant.numWarps = int(fields.integer("num_warps", 1, kMaxNumWarps));
-  variant.numStages = int(fields.integer("num_stages", 1, kMaxNumStages));
+  stored.constexprs = fields.objectField("constexprs");
+  stored.numWarps = int(fields.integer("num_warps", 1, kMaxNumWarps));
+  stored.numStages = int(fields.integer("num_stages", 1, kMaxNumStages));
   variant.sharedBytes = fields.integer("shared_bytes", 0, int64_t(1) << 40);
   variant.arch = fields.string("arch");
   variant.entry = fields.string("entry");
@@ -318,7 +357,44 @@ static Variant readVariant(const Json &json, const std::string &where) {
       variant.tensorMaps.push_back(
           readTensorMap(maps[i], where + " tensor map " + std::to_string(i)));
   }
-  return variant;
+  return stored;
+}
+
+/// Gathers the stored variants into their configurations: the first variant of a
+/// configuration gives its values, the others must repeat them, and the
+/// configurations must be numbered densely from 0.
+static void gatherConfigs(KernelInfo &kernel, const Json::Array &variants,
+                          const std::string &where) {
+  std::vector<bool> seen;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    std::string vwhere = where + " variant " + std::to_string(i);
+    StoredVariant stored = readVariant(variants[i], vwhere);
+    size_t index = size_t(stored.variant.config);
+    if (index >= kernel.configs.size()) {
+      kernel.configs.resize(index + 1);
+      seen.resize(index + 1, false);
+    }
+    Config &config = kernel.configs[index];
+    if (!seen[index]) {
+      seen[index] = true;
+      config.index = int(index);
+      config.constexprs = std::move(stored.constexprs);
+      config.numWarps = stored.numWarps;
+      config.numStages = stored.numStages;
+    } else if (config.constexprs != stored.constexprs) {
+      throw Error(vwhere + ": config " + std::to_string(index) +
+                  " has different constexprs than its first variant");
+    } else if (config.numWarps != stored.numWarps || config.numStages != stored.numStages) {
+      throw Error(vwhere + ": config " + std::to_string(index) +
+                  " has different num_warps/num_stages than its first variant");
+    }
+    config.addVariant(std::move(stored.variant));
+  }
+  for (size_t index = 0; index < seen.size(); ++index)
+    if (!seen[index])
+      throw Error(where + ": config " + std::to_string(index) +
+                  " has no variant (configs must be numbered 0.." +
+                  std::to_string(seen.size() - 1) + ")");
 }
 
 static KernelInfo readKernel(const Json &json, const std::string &origin,
@@ -339,10 +415,7 @@ static KernelInfo readKernel(const Json &json, const std::string &origin,
   kernel.autotuneKey = fields.stringList("autotune_key", true);
   kernel.autotunePrune = fields.optionalString("autotune_prune");
   kernel.autotuneRestore = fields.stringList("autotune_restore", true);
-  const Json::Array &variants = fields.array("variants");
-  for (size_t i = 0; i < variants.size(); ++i)
-    kernel.variants.push_back(
-        readVariant(variants[i], where + " variant " + std::to_string(i)));
+  gatherConfigs(kernel, fields.array("variants"), where);
   return kernel;
 }
 
@@ -404,6 +477,93 @@ std::vector<std::string> tessel::pruneNames(const KernelInfo &kernel) {
   return names;
 }
 
+static void validateConfig(const KernelInfo &kernel, const Config &config, int index,
+                           const std::string &kernelWhere) {
+  std::string where = kernelWhere + " config " + std::to_string(index);
+  auto fail = [&](const std::string &message) { throw Error(where + ": " + message); };
+  if (config.index != index)
+    fail("is numbered " + std::to_string(config.index) + " (configs are numbered by position)");
+  if (config.variants.empty())
+    fail("has no variant (every config needs its generic variant)");
+  // Constexprs: exactly the declared names, scalar values.
+  for (const std::string &name : kernel.constexprParams)
+    if (!config.find(name))
+      fail("missing value for constexpr '" + name + "'");
+  for (const Json::Member &member : config.constexprs) {
+    if (std::find(kernel.constexprParams.begin(), kernel.constexprParams.end(),
+                  member.first) == kernel.constexprParams.end())
+      fail("constexprs has '" + member.first + "', which is not in constexpr_params");
+    const Json &value = member.second;
+    if (!value.isInt() && !value.isBool() && !value.isString() && !value.isDouble())
+      fail("constexpr '" + member.first + "' must be a number, boolean "
+           "or dtype name, found " + Json::kindName(value.kind()));
+  }
+  if (!isValidNumWarps(config.numWarps))
+    fail("num_warps is " + std::to_string(config.numWarps) +
+         ", expected a power of two in [1, " + std::to_string(kMaxNumWarps) + "]");
+  if (!isValidNumStages(config.numStages))
+    fail("num_stages is " + std::to_string(config.numStages) + ", expected 1 to " +
+         std::to_string(kMaxNumStages));
+  for (size_t i = 0; i < config.variants.size(); ++i) {
+    const Variant &variant = config.variants[i];
+    if (variant.config != index)
+      fail("its variant " + std::to_string(i) + " says config " + std::to_string(variant.config));
+    for (size_t j = 0; j < i; ++j) {
+      const Variant &other = config.variants[j];
+      if (other.arch == variant.arch && sameSet(other.divisibleBy16, variant.divisibleBy16))
+        fail("variants " + std::to_string(j) + " and " + std::to_string(i) +
+             " are duplicates (same arch and divisible_by_16)");
+    }
+  }
+}
+
+static void validateVariant(const KernelInfo &kernel, const Variant &variant,
+                            const std::string &where) {
+  auto fail = [&](const std::string &message) { throw Error(where + ": " + message); };
+  if (variant.sharedBytes < 0)
+    fail("shared_bytes is negative");
+  int capability = 0;
+  char suffix = 0;
+  if (!parseArch(variant.arch, capability, suffix))
+    fail("arch '" + variant.arch + "' is not of the form sm_XY, sm_XYa or sm_XYf");
+  if (variant.entry.empty())
+    fail("field 'entry' is empty");
+  if (variant.ptx.empty())
+    fail("field 'ptx' is empty");
+  std::set<std::string> assumed;
+  for (const std::string &name : variant.divisibleBy16) {
+    int param = kernel.paramIndex(name);
+    if (param < 0)
+      fail("divisible_by_16 names '" + name + "', which is not a runtime param");
+    const ParamInfo &info = kernel.params[size_t(param)];
+    if (!info.isPointer() && !isIntegerDType(info.dtype))
+      fail("divisible_by_16 names '" + name + "' of type " + info.typeName() +
+           " (only pointers and integers qualify)");
+    if (!assumed.insert(name).second)
+      fail("divisible_by_16 lists '" + name + "' twice");
+  }
+  // Tensor maps follow the kernel's params, in order; what they read are params of
+  // the right kinds.
+  for (size_t m = 0; m < variant.tensorMaps.size(); ++m) {
+    const TensorMapSpec &map = variant.tensorMaps[m];
+    std::string which = "tensor map " + std::to_string(m);
+    if (map.param != int(kernel.params.size() + m))
+      fail(which + " is parameter " + std::to_string(map.param) + ", expected " +
+           std::to_string(kernel.params.size() + m) + " (after the kernel's params)");
+    auto isParam = [&](int index, bool pointer) {
+      return index >= 0 && size_t(index) < kernel.params.size() &&
+             kernel.params[size_t(index)].isPointer() == pointer &&
+             (pointer || isIntegerDType(kernel.params[size_t(index)].dtype));
+    };
+    if (!isParam(map.pointer, true))
+      fail(which + ": 'pointer' is not a pointer param");
+    for (const ParamOrValue *pv : {&map.rows, &map.cols, &map.rowStride})
+      if (pv->param >= 0 && !isParam(pv->param, false))
+        fail(which + ": a bound or stride names param " + std::to_string(pv->param) +
+             ", which is not an integer param");
+  }
+}
+
 static void validateKernel(const KernelInfo &kernel, const std::string &origin,
                            size_t index) {
   std::string where = kernelWhere(origin, kernel.name, index);
@@ -440,113 +600,13 @@ static void validateKernel(const KernelInfo &kernel, const std::string &origin,
       fail(error.what());
     }
   }
-  if (kernel.variants.empty())
+  if (kernel.configs.empty())
     fail("no variants");
-
-  int configs = kernel.configCount();
-  std::vector<const Variant *> firstOfConfig(size_t(configs), nullptr);
-  for (size_t i = 0; i < kernel.variants.size(); ++i) {
-    const Variant &variant = kernel.variants[i];
-    std::string vwhere = where + " variant " + std::to_string(i);
-    auto vfail = [&](const std::string &message) {
-      throw Error(vwhere + ": " + message);
-    };
-    // Constexprs: exactly the declared names, scalar values.
-    for (const std::string &name : kernel.constexprParams) {
-      bool found = false;
-      for (const Json::Member &member : variant.constexprs)
-        found = found || member.first == name;
-      if (!found)
-        vfail("missing value for constexpr '" + name + "'");
-    }
-    for (const Json::Member &member : variant.constexprs) {
-      if (std::find(kernel.constexprParams.begin(),
-                    kernel.constexprParams.end(),
-                    member.first) == kernel.constexprParams.end())
-        vfail("constexprs has '" + member.first +
-              "', which is not in constexpr_params");
-      const Json &value = member.second;
-      if (!value.isInt() && !value.isBool() && !value.isString() &&
-          !value.isDouble())
-        vfail("constexpr '" + member.first + "' must be a number, boolean "
-              "or dtype name, found " + Json::kindName(value.kind()));
-    }
-    if (!isValidNumWarps(variant.numWarps))
-      vfail("num_warps is " + std::to_string(variant.numWarps) +
-            ", expected a power of two in [1, " + std::to_string(kMaxNumWarps) + "]");
-    if (!isValidNumStages(variant.numStages))
-      vfail("num_stages is " + std::to_string(variant.numStages) + ", expected 1 to " +
-            std::to_string(kMaxNumStages));
-    if (variant.sharedBytes < 0)
-      vfail("shared_bytes is negative");
-    int capability = 0;
-    char suffix = 0;
-    if (!parseArch(variant.arch, capability, suffix))
-      vfail("arch '" + variant.arch +
-            "' is not of the form sm_XY, sm_XYa or sm_XYf");
-    if (variant.entry.empty())
-      vfail("field 'entry' is empty");
-    if (variant.ptx.empty())
-      vfail("field 'ptx' is empty");
-    std::set<std::string> assumed;
-    for (const std::string &name : variant.divisibleBy16) {
-      int param = kernel.paramIndex(name);
-      if (param < 0)
-        vfail("divisible_by_16 names '" + name +
-              "', which is not a runtime param");
-      const ParamInfo &info = kernel.params[size_t(param)];
-      if (!info.isPointer() && !isIntegerDType(info.dtype))
-        vfail("divisible_by_16 names '" + name + "' of type " +
-              info.typeName() + " (only pointers and integers qualify)");
-      if (!assumed.insert(name).second)
-        vfail("divisible_by_16 lists '" + name + "' twice");
-    }
-    // Tensor maps follow the kernel's params, in order; what they read are params of
-    // the right kinds.
-    for (size_t m = 0; m < variant.tensorMaps.size(); ++m) {
-      const TensorMapSpec &map = variant.tensorMaps[m];
-      std::string which = "tensor map " + std::to_string(m);
-      if (map.param != int(kernel.params.size() + m))
-        vfail(which + " is parameter " + std::to_string(map.param) + ", expected " +
-              std::to_string(kernel.params.size() + m) + " (after the kernel's params)");
-      auto isParam = [&](int index, bool pointer) {
-        return index >= 0 && size_t(index) < kernel.params.size() &&
-               kernel.params[size_t(index)].isPointer() == pointer &&
-               (pointer || isIntegerDType(kernel.params[size_t(index)].dtype));
-      };
-      if (!isParam(map.pointer, true))
-        vfail(which + ": 'pointer' is not a pointer param");
-      for (const ParamOrValue *pv : {&map.rows, &map.cols, &map.rowStride})
-        if (pv->param >= 0 && !isParam(pv->param, false))
-          vfail(which + ": a bound or stride names param " + std::to_string(pv->param) +
-                ", which is not an integer param");
-    }
-    // Variants of one config are the same tile configuration.
-    const Variant *&first = firstOfConfig[size_t(variant.config)];
-    if (!first) {
-      first = &variant;
-      continue;
-    }
-    if (first->constexprs != variant.constexprs)
-      vfail("config " + std::to_string(variant.config) +
-            " has different constexprs than its first variant");
-    if (first->numWarps != variant.numWarps ||
-        first->numStages != variant.numStages)
-      vfail("config " + std::to_string(variant.config) +
-            " has different num_warps/num_stages than its first variant");
-    for (size_t j = 0; j < i; ++j) {
-      const Variant &other = kernel.variants[j];
-      if (other.config == variant.config && other.arch == variant.arch &&
-          sameSet(other.divisibleBy16, variant.divisibleBy16))
-        vfail("duplicates variant " + std::to_string(j) +
-              " (same config, arch and divisible_by_16)");
-    }
-  }
-  for (int config = 0; config < configs; ++config)
-    if (!firstOfConfig[size_t(config)])
-      fail("config " + std::to_string(config) +
-           " has no variant (configs must be numbered 0.." +
-           std::to_string(configs - 1) + ")");
+  for (size_t c = 0; c < kernel.configs.size(); ++c)
+    validateConfig(kernel, kernel.configs[c], int(c), where);
+  std::vector<const Variant *> variants = kernel.allVariants();
+  for (size_t i = 0; i < variants.size(); ++i)
+    validateVariant(kernel, *variants[i], where + " variant " + std::to_string(i));
 }
 
 void Package::validate() const {
@@ -602,13 +662,16 @@ Json Package::toJson() const {
       k.set("autotune_prune", kernel.autotunePrune);
     if (!kernel.autotuneRestore.empty())
       k.set("autotune_restore", stringArray(kernel.autotuneRestore));
+    // Format version 1 stores the variants flat, each with its configuration's values.
     Json variants = Json::array();
-    for (const Variant &variant : kernel.variants) {
+    for (const Variant *stored : kernel.allVariants()) {
+      const Variant &variant = *stored;
+      const Config &config = kernel.configs[size_t(variant.config)];
       Json v = Json::object();
       v.set("config", variant.config);
-      v.set("constexprs", Json(variant.constexprs));
-      v.set("num_warps", variant.numWarps);
-      v.set("num_stages", variant.numStages);
+      v.set("constexprs", Json(config.constexprs));
+      v.set("num_warps", config.numWarps);
+      v.set("num_stages", config.numStages);
       v.set("shared_bytes", variant.sharedBytes);
       v.set("arch", variant.arch);
       v.set("entry", variant.entry);

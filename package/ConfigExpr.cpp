@@ -1,11 +1,11 @@
-//===- runtime/ConfigExpr.cpp - Prune conditions over tile configs --------===//
+//===- package/ConfigExpr.cpp - Prune conditions over tile configs --------===//
 //
 // Tokenizer, recursive-descent parser (Python precedence) and a tree-walking
 // evaluator over Json scalars. Depth is bounded so hostile text cannot
 // overflow the stack.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/ConfigExpr.h"
+#include "package/ConfigExpr.h"
 
 #include <algorithm>
 #include <cerrno>

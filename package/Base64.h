@@ -1,11 +1,11 @@
-//===- runtime/Base64.h - Binary data inside a package's JSON ---*- C++ -*-===//
+//===- package/Base64.h - Binary data inside a package's JSON ---*- C++ -*-===//
 //
 // RFC 4648 base64 (with '=' padding), for the machine code a package carries
 // beside its PTX. The runtime has no LLVM, so it has its own.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_BASE64_H
-#define TESSEL_RUNTIME_BASE64_H
+#ifndef TESSEL_PACKAGE_BASE64_H
+#define TESSEL_PACKAGE_BASE64_H
 
 #include <optional>
 #include <string>
@@ -20,4 +20,4 @@ std::optional<std::string> decodeBase64(std::string_view text);
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_BASE64_H
+#endif // TESSEL_PACKAGE_BASE64_H

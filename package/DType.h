@@ -1,11 +1,11 @@
-//===- runtime/DType.h - Element and scalar types of kernel params -*- C++ -*-===//
+//===- package/DType.h - Element and scalar types of kernel params -*- C++ -*-===//
 //
 // The dtypes a package may name for kernel parameters. Scalars are passed to
 // the kernel at their natural width (i1 as one byte, like the NVPTX back end).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_DTYPE_H
-#define TESSEL_RUNTIME_DTYPE_H
+#ifndef TESSEL_PACKAGE_DTYPE_H
+#define TESSEL_PACKAGE_DTYPE_H
 
 #include <cstddef>
 #include <optional>
@@ -28,4 +28,4 @@ bool isFloatDType(DType type);
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_DTYPE_H
+#endif // TESSEL_PACKAGE_DTYPE_H

@@ -1,12 +1,12 @@
-//===- runtime/Error.h - The runtime's exception type -----------*- C++ -*-===//
+//===- package/Error.h - The runtime's exception type -----------*- C++ -*-===//
 //
 // The runtime faces C++ applications and LibTorch, so it reports failures as
 // exceptions carrying a complete, human-readable message (what failed, on
 // which kernel/file/field, and what was expected).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_ERROR_H
-#define TESSEL_RUNTIME_ERROR_H
+#ifndef TESSEL_PACKAGE_ERROR_H
+#define TESSEL_PACKAGE_ERROR_H
 
 #include <stdexcept>
 #include <string>
@@ -21,4 +21,4 @@ public:
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_ERROR_H
+#endif // TESSEL_PACKAGE_ERROR_H

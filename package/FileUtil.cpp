@@ -1,7 +1,7 @@
-//===- runtime/FileUtil.cpp - Whole-file reads and atomic writes ----------===//
-#include "runtime/FileUtil.h"
+//===- package/FileUtil.cpp - Whole-file reads and atomic writes ----------===//
+#include "package/FileUtil.h"
 
-#include "runtime/Error.h"
+#include "package/Error.h"
 
 #include <atomic>
 #include <cerrno>

@@ -1,5 +1,5 @@
-//===- runtime/DType.cpp - Element and scalar types of kernel params ------===//
-#include "runtime/DType.h"
+//===- package/DType.cpp - Element and scalar types of kernel params ------===//
+#include "package/DType.h"
 
 using namespace tessel;
 

@@ -1,4 +1,4 @@
-//===- runtime/FileUtil.h - Whole-file reads and atomic writes --*- C++ -*-===//
+//===- package/FileUtil.h - Whole-file reads and atomic writes --*- C++ -*-===//
 //
 // Packages and the autotune cache are written atomically (temporary file in
 // the same directory, fsync, rename) so that a reader never sees a partly
@@ -6,8 +6,8 @@
 // and every version on disk is complete.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_FILEUTIL_H
-#define TESSEL_RUNTIME_FILEUTIL_H
+#ifndef TESSEL_PACKAGE_FILEUTIL_H
+#define TESSEL_PACKAGE_FILEUTIL_H
 
 #include <string>
 #include <string_view>
@@ -25,4 +25,4 @@ void writeFileAtomic(const std::string &path, std::string_view content);
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_FILEUTIL_H
+#endif // TESSEL_PACKAGE_FILEUTIL_H

@@ -1,12 +1,12 @@
-//===- runtime/Hash.h - The 64-bit FNV-1a hash of the on-disk names -*- C++ -*-===//
+//===- package/Hash.h - The 64-bit FNV-1a hash of the on-disk names -*- C++ -*-===//
 //
 // Package content hashes, source hashes, tuning-cache and JIT-cache file names are 64-bit
 // FNV-1a: stable across platforms and releases (they name files that outlive a build), which
 // std::hash and LLVM's hashing do not promise. One implementation for all of them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_HASH_H
-#define TESSEL_RUNTIME_HASH_H
+#ifndef TESSEL_PACKAGE_HASH_H
+#define TESSEL_PACKAGE_HASH_H
 
 #include <cstdint>
 #include <cstdio>
@@ -38,4 +38,4 @@ inline std::string fnv1aHex(std::string_view text) { return toHex16(fnv1a(text))
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_HASH_H
+#endif // TESSEL_PACKAGE_HASH_H

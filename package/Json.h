@@ -1,4 +1,4 @@
-//===- runtime/Json.h - A small JSON value, parser and writer ---*- C++ -*-===//
+//===- package/Json.h - A small JSON value, parser and writer ---*- C++ -*-===//
 //
 // Packages and the autotune cache are JSON documents. This is a deliberately
 // small implementation with the properties those files need:
@@ -10,10 +10,10 @@
 //     and reports errors as "origin:line:column: message".
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_JSON_H
-#define TESSEL_RUNTIME_JSON_H
+#ifndef TESSEL_PACKAGE_JSON_H
+#define TESSEL_PACKAGE_JSON_H
 
-#include "runtime/Error.h"
+#include "package/Error.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -136,4 +136,4 @@ void appendJsonString(std::string &out, std::string_view text);
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_JSON_H
+#endif // TESSEL_PACKAGE_JSON_H

@@ -1,4 +1,4 @@
-//===- runtime/Package.h - Kernel packages (*.tslpkg) -----------*- C++ -*-===//
+//===- package/Package.h - Kernel packages (*.tslpkg) -----------*- C++ -*-===//
 //
 // A package is ONE JSON document holding every compiled variant of a set of
 // kernels: the PTX and the metadata needed to launch it (signature, constexpr
@@ -7,11 +7,11 @@
 // The format is documented in docs/runtime.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_PACKAGE_H
-#define TESSEL_RUNTIME_PACKAGE_H
+#ifndef TESSEL_PACKAGE_PACKAGE_H
+#define TESSEL_PACKAGE_PACKAGE_H
 
-#include "runtime/DType.h"
-#include "runtime/Json.h"
+#include "package/DType.h"
+#include "package/Json.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -38,7 +38,6 @@ struct ParamInfo {
   }
 };
 
-/// One compiled PTX module: a tile configuration, possibly specialised.
 /// A kernel argument (param >= 0) or a constant value.
 struct ParamOrValue {
   int param = -1;
@@ -73,14 +72,11 @@ struct TensorMapSpec {
   int64_t multicast = 1;
 };
 
+/// One compiled PTX module of a configuration: the generic code or a specialisation
+/// (parameters assumed divisible by 16), for one arch.
 struct Variant {
-  /// The tile configuration this variant implements (0..configCount-1).
+  /// The index of the configuration it belongs to (its owner in KernelInfo::configs).
   int config = 0;
-  /// Constexpr values of the configuration (ints, bools or dtype names),
-  /// in the order of KernelInfo::constexprParams.
-  Json::Object constexprs;
-  int numWarps = 4;
-  int numStages = 1;
   /// Dynamic shared memory the kernel needs (it uses no static shared memory).
   int64_t sharedBytes = 0;
   /// Target the PTX was generated for: "sm_80", "sm_90a", ...
@@ -101,7 +97,6 @@ struct Variant {
   /// Tensor maps (sm_90a bulk copies), in parameter order after the kernel's params.
   std::vector<TensorMapSpec> tensorMaps;
 
-  int threadsPerBlock() const { return numWarps * 32; }
   /// Programs per cluster the variant asks for (its tensor maps' multicast; 1: none).
   int clusterSize() const {
     int64_t size = 1;
@@ -112,6 +107,33 @@ struct Variant {
   bool isGeneric() const { return divisibleBy16.empty(); }
 };
 
+/// One tile configuration of a kernel, the one record of it: the values @autotune
+/// resolved (constexprs, num_warps, num_stages) and the variants compiled for them.
+/// The compiler writes it, the package carries it, grid functions, prune conditions
+/// and the autotuner read it as it is.
+struct Config {
+  /// Its number among the kernel's configurations (0..n-1).
+  int index = 0;
+  /// Constexpr values (ints, bools or dtype names), in the order of
+  /// KernelInfo::constexprParams.
+  Json::Object constexprs;
+  int numWarps = 4;
+  int numStages = 1;
+  /// At least the generic variant; specialisations and other archs besides.
+  std::vector<Variant> variants;
+
+  int threadsPerBlock() const { return numWarps * 32; }
+  /// Any constexpr (ints, bools, dtype names), nullptr when absent.
+  const Json *find(std::string_view name) const;
+  /// An integer (or bool) constexpr's value; throws tessel::Error naming the
+  /// configuration and its constexprs when `name` is not one of them.
+  int64_t operator[](std::string_view name) const;
+  /// "BLOCK=1024 num_warps=4 num_stages=1" for messages, logs and tuning records.
+  std::string text() const;
+  /// Adds a variant of this configuration (sets its `config`).
+  Variant &addVariant(Variant variant);
+};
+
 struct KernelInfo {
   std::string name;
   /// Runtime parameters only, in launch order.
@@ -120,22 +142,23 @@ struct KernelInfo {
   /// Runtime params whose values select the autotuned configuration.
   std::vector<std::string> autotuneKey;
   /// @autotune(prune=...): a condition on constexprs, num_warps, num_stages
-  /// and key params (see runtime/ConfigExpr.h); a config for which it is
+  /// and key params (see package/ConfigExpr.h); a config for which it is
   /// true is not tuned. Empty: prune nothing.
   std::string autotunePrune;
   /// @autotune(restore=[...]): pointer params the kernel reads and writes;
   /// the tuner restores their contents before every timing run.
   std::vector<std::string> autotuneRestore;
-  std::vector<Variant> variants;
+  /// The tile configurations, numbered 0..n-1 by their position.
+  std::vector<Config> configs;
 
-  /// Number of tile configurations (configs are numbered 0..n-1).
-  int configCount() const;
+  int configCount() const { return int(configs.size()); }
+  /// Appends a configuration (numbered next) and returns it.
+  Config &addConfig(Json::Object constexprs, int numWarps = 4, int numStages = 1);
+  /// Every variant, configuration by configuration: the numbering of "variant i" in
+  /// the package file and in the runtime's messages.
+  std::vector<const Variant *> allVariants() const;
   /// Index of a runtime param by name, or -1.
   int paramIndex(std::string_view paramName) const;
-  /// Indices into `variants` of the given config's variants.
-  std::vector<int> variantsOf(int config) const;
-  /// "BLOCK=1024 num_warps=4 num_stages=1" for messages and logs.
-  std::string describeConfig(int config) const;
   /// "softmax(out: *f32, inp: *f32, stride: i32)" for messages.
   std::string signature() const;
 };
@@ -190,4 +213,4 @@ std::vector<std::string> pruneNames(const KernelInfo &kernel);
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_PACKAGE_H
+#endif // TESSEL_PACKAGE_PACKAGE_H

@@ -1,5 +1,5 @@
-//===- runtime/Base64.cpp - RFC 4648 base64 ------------------------------===//
-#include "runtime/Base64.h"
+//===- package/Base64.cpp - RFC 4648 base64 ------------------------------===//
+#include "package/Base64.h"
 
 #include <cstdint>
 

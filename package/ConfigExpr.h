@@ -1,4 +1,4 @@
-//===- runtime/ConfigExpr.h - Prune conditions over tile configs -*- C++ -*-===//
+//===- package/ConfigExpr.h - Prune conditions over tile configs -*- C++ -*-===//
 //
 // @autotune(prune=...) is a condition on a configuration's constexprs,
 // num_warps, num_stages and the launch's key values. The key values are only
@@ -13,10 +13,10 @@
 // min, max, cdiv, abs.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_CONFIGEXPR_H
-#define TESSEL_RUNTIME_CONFIGEXPR_H
+#ifndef TESSEL_PACKAGE_CONFIGEXPR_H
+#define TESSEL_PACKAGE_CONFIGEXPR_H
 
-#include "runtime/Json.h"
+#include "package/Json.h"
 
 #include <functional>
 #include <memory>
@@ -60,4 +60,4 @@ private:
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_CONFIGEXPR_H
+#endif // TESSEL_PACKAGE_CONFIGEXPR_H

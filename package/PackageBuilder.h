@@ -1,4 +1,4 @@
-//===- runtime/PackageBuilder.h - packages around PTX built in code -*- C++ -*-===//
+//===- package/PackageBuilder.h - packages around PTX built in code -*- C++ -*-===//
 //
 // tesselc writes packages; this builds one in code around PTX that tesselc did not
 // write (nvcc output, hand-written PTX), for the runtime's tests and the launch
@@ -6,15 +6,16 @@
 //
 //   PackageBuilder builder("scale_add.tslpkg", "nvcc (test data)");
 //   builder.kernel("scale_add", {{"out", ParamKind::Pointer, DType::F32}, ...}, {"ELEMS"}, {"n"});
-//   builder.variant("scale_add_1", ptx, {{"ELEMS", Json(1)}}).numWarps = 8;
+//   builder.config({{"ELEMS", Json(1)}}, /*numWarps=*/8);
+//   builder.variant("scale_add_1", ptx);
 //   Package package = builder.build();
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_PACKAGEBUILDER_H
-#define TESSEL_RUNTIME_PACKAGEBUILDER_H
+#ifndef TESSEL_PACKAGE_PACKAGEBUILDER_H
+#define TESSEL_PACKAGE_PACKAGEBUILDER_H
 
-#include "runtime/Error.h"
-#include "runtime/Package.h"
+#include "package/Error.h"
+#include "package/Package.h"
 
 #include <string>
 #include <utility>
@@ -42,25 +43,30 @@ public:
     return *this;
   }
 
-  /// A variant (arch sm_80, 4 warps, one stage, no shared memory, generic) of the
-  /// current kernel's configuration `config` (-1: one past the last configuration so
-  /// far). The reference stays valid until the next variant() or kernel().
-  Variant &variant(std::string entry, std::string ptx, Json::Object constexprs = {},
-                   int config = -1) {
+  /// Starts a configuration of the current kernel (numbered next): the variants
+  /// added next are its own.
+  Config &config(Json::Object constexprs = {}, int numWarps = 4, int numStages = 1) {
+    return current().addConfig(std::move(constexprs), numWarps, numStages);
+  }
+
+  /// A variant (arch sm_80, no shared memory, generic) of configuration `config` of the
+  /// current kernel (-1: the last one started). The reference stays valid until the
+  /// next variant(), config() or kernel().
+  Variant &variant(std::string entry, std::string ptx, int config = -1) {
     KernelInfo &kernel = current();
+    if (kernel.configs.empty() || config >= kernel.configCount())
+      throw Error("PackageBuilder: variant() of a configuration not started with config()");
     Variant v;
-    v.config = config >= 0 ? config : kernel.configCount();
-    v.constexprs = std::move(constexprs);
     v.arch = "sm_80";
     v.entry = std::move(entry);
     v.ptx = std::move(ptx);
-    kernel.variants.push_back(std::move(v));
-    return kernel.variants.back();
+    return kernel.configs[size_t(config < 0 ? kernel.configCount() - 1 : config)].addVariant(
+        std::move(v));
   }
 
   KernelInfo &current() {
     if (package_.kernels.empty())
-      throw Error("PackageBuilder: variant() before kernel()");
+      throw Error("PackageBuilder: config() or variant() before kernel()");
     return package_.kernels.back();
   }
 
@@ -76,4 +82,4 @@ private:
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_PACKAGEBUILDER_H
+#endif // TESSEL_PACKAGE_PACKAGEBUILDER_H

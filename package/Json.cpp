@@ -1,4 +1,4 @@
-//===- runtime/Json.cpp - A small JSON value, parser and writer -----------===//
+//===- package/Json.cpp - A small JSON value, parser and writer -----------===//
 //
 // The parser is a recursive-descent parser over a string_view with an explicit
 // depth limit; every read is bounds-checked, so arbitrary bytes produce a
@@ -6,7 +6,7 @@
 // files that may be truncated or corrupt).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Json.h"
+#include "package/Json.h"
 
 #include <charconv>
 #include <cstdio>

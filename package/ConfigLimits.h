@@ -1,12 +1,12 @@
-//===- runtime/ConfigLimits.h - The bounds of a config's launch settings -*- C++ -*-===//
+//===- package/ConfigLimits.h - The bounds of a config's launch settings -*- C++ -*-===//
 //
 // One set of limits for num_warps and num_stages: tesselc refuses a config outside
 // them with a diagnostic at the value, and the package reader refuses a variant
 // outside them, so neither accepts what the other would not.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_CONFIGLIMITS_H
-#define TESSEL_RUNTIME_CONFIGLIMITS_H
+#ifndef TESSEL_PACKAGE_CONFIGLIMITS_H
+#define TESSEL_PACKAGE_CONFIGLIMITS_H
 
 #include <cstdint>
 
@@ -28,4 +28,4 @@ constexpr bool isValidNumStages(int64_t stages) {
 
 } // namespace tessel
 
-#endif // TESSEL_RUNTIME_CONFIGLIMITS_H
+#endif // TESSEL_PACKAGE_CONFIGLIMITS_H
