@@ -65,6 +65,7 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 struct CommonOptions {
   std::string model = "xl", attention = "sdpa", kernels = "eager", backend = "auto", adamw = "auto";
+  std::string matmul = "torch";
   std::vector<std::string> precisions = {"fp32"};
   int64_t context = 128, batch = 4, warmup = 5, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
@@ -84,6 +85,8 @@ struct CommonOptions {
     flags.add("kernels", "IMPL",
               "eager | tessel (RMSNorm, SwiGLU, RoPE, cross-entropy and, by default, AdamW)",
               kernels);
+    flags.add("matmul", "IMPL",
+              "torch | tessel (the linears' forward, dX and dW on Tessel's matmul)", matmul);
     flags.add("warmup", "N", "untimed steps first", warmup);
     flags.add("steps", "N", "timed steps", steps);
     flags.add("d-model", "N", "override d_model", dModel);
@@ -139,6 +142,7 @@ struct CommonOptions {
     c.contextLength = context;
     c.attention = tessel::model::parseAttentionImpl(attention);
     c.kernels = tessel::model::parseKernelImpl(kernels);
+    c.matmul = tessel::model::parseMatmulImpl(matmul);
     c.validate();
     return c;
   }
@@ -358,6 +362,7 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("backend", pg->backendName());
   r.set("adamw", o.resolvedAdamW(pg->device().is_cuda()));
   r.set("kernels", o.kernels);
+  r.set("matmul", o.matmul);
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);
   storeSummary(r, "comm_wait_ms", m.waitMs);

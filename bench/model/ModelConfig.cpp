@@ -41,6 +41,18 @@ const char *toString(KernelImpl impl) {
   return impl == KernelImpl::Eager ? "eager" : "tessel";
 }
 
+MatmulImpl parseMatmulImpl(const std::string &name) {
+  if (name == "torch")
+    return MatmulImpl::Torch;
+  if (name == "tessel")
+    return MatmulImpl::Tessel;
+  throw std::invalid_argument("unknown matmul '" + name + "' (expected torch or tessel)");
+}
+
+const char *toString(MatmulImpl impl) {
+  return impl == MatmulImpl::Torch ? "torch" : "tessel";
+}
+
 namespace {
 struct Preset {
   const char *name;

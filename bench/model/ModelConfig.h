@@ -27,12 +27,21 @@ enum class KernelImpl {
   Tessel, ///< Tessel's fused kernels (registered in TesselOps.h).
 };
 
+/// How the linears (projections, feed-forward, LM head) multiply, forward and backward.
+enum class MatmulImpl {
+  Torch,  ///< at::linear (cuBLAS).
+  Tessel, ///< Tessel's matmul kernel, forward, dX and dW (registered in TesselOps.h).
+};
+
 /// "naive" | "sdpa" | "tessel"; throws std::invalid_argument on anything else.
 AttentionImpl parseAttentionImpl(const std::string &name);
 const char *toString(AttentionImpl impl);
 /// "eager" | "tessel"; throws std::invalid_argument on anything else.
 KernelImpl parseKernelImpl(const std::string &name);
 const char *toString(KernelImpl impl);
+/// "torch" | "tessel"; throws std::invalid_argument on anything else.
+MatmulImpl parseMatmulImpl(const std::string &name);
+const char *toString(MatmulImpl impl);
 
 struct ModelConfig {
   std::string name = "custom"; ///< Preset name, or "custom".
@@ -46,6 +55,7 @@ struct ModelConfig {
   double rmsNormEps = 1e-5;
   AttentionImpl attention = AttentionImpl::Sdpa;
   KernelImpl kernels = KernelImpl::Eager;
+  MatmulImpl matmul = MatmulImpl::Torch;
 
   /// small | medium | large | xl | 2.7B (vocab 10000, context 512). Throws
   /// std::invalid_argument naming the known presets for any other name.

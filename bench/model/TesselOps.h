@@ -6,8 +6,8 @@
 //
 //   tessel::model::tesselOps().attention = &myFlashAttention;
 //
-// An empty entry means "not built yet": selecting --attention tessel or
-// --kernels tessel then fails with a message naming the missing kernel.
+// An empty entry means "not built yet": selecting --attention tessel, --kernels tessel
+// or --matmul tessel then fails with a message naming the missing kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_BENCH_MODEL_TESSELOPS_H
@@ -37,6 +37,9 @@ struct TesselOps {
       rope;
   /// Mean cross-entropy of logits [..., V] against int64 targets [...], f32.
   std::function<Tensor(const Tensor &, const Tensor &)> crossEntropy;
+  /// y = x W^T without bias: (x [..., in], weight [out, in]) -> [..., out], autocast's
+  /// dtype under autocast (as at::linear).
+  std::function<Tensor(const Tensor &x, const Tensor &weight)> linear;
   /// One AdamW update of (params, grads, exp_avg, exp_avg_sq, steps (f32, already
   /// incremented), lr, beta1, beta2, eps, weight_decay).
   std::function<void(const Tensors &, const Tensors &, const Tensors &, const Tensors &,

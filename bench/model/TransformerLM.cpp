@@ -50,7 +50,13 @@ void LinearImpl::resetParameters() {
   truncNormal_(weight, std, -3 * std, 3 * std);
 }
 
-torch::Tensor LinearImpl::forward(const torch::Tensor &x) { return at::linear(x, weight); }
+torch::Tensor LinearImpl::forward(const torch::Tensor &x) {
+  if (matmul == MatmulImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().linear), "linear", "Tessel matmul");
+    return tesselOps().linear(x, weight);
+  }
+  return at::linear(x, weight);
+}
 
 EmbeddingImpl::EmbeddingImpl(int64_t vocabSize, int64_t dModel,
                              const torch::TensorOptions &options) {
@@ -213,6 +219,7 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig &config, torch::Device de
   lnFinal = register_module("ln_final",
                             RMSNorm(config.dModel, config.rmsNormEps, config.kernels, options));
   lmHead = register_module("lm_head", Linear(config.dModel, config.vocabSize, options));
+  setMatmul(config.matmul);
 }
 
 torch::Tensor TransformerLMImpl::forward(const torch::Tensor &tokens) {
@@ -240,6 +247,17 @@ void TransformerLMImpl::setKernels(KernelImpl kernels) {
     block->ln2->kernels = kernels;
     block->attn->kernels = kernels;
     block->ffn->kernels = kernels;
+  }
+}
+
+void TransformerLMImpl::setMatmul(MatmulImpl matmul) {
+  config_.matmul = matmul;
+  lmHead->matmul = matmul;
+  for (TransformerBlock &block : layers) {
+    block->attn->qkvProj->matmul = matmul;
+    block->attn->outputProj->matmul = matmul;
+    block->ffn->w13->matmul = matmul;
+    block->ffn->w2->matmul = matmul;
   }
 }
 

@@ -14,8 +14,8 @@
 //   lm->to(torch::kCUDA);
 //   torch::Tensor logits = lm->forward(tokens);   // [batch, seq, vocab]
 //
-// The attention implementation and the fused-op implementation are fields of
-// the config and can be changed on a live model (setAttention / setKernels).
+// The attention, fused-op and linear (matmul) implementations are fields of the
+// config and can be changed on a live model (setAttention / setKernels / setMatmul).
 // Initialisation draws from torch's default generator: torch::manual_seed()
 // before construction makes it reproducible.
 //
@@ -45,6 +45,7 @@ public:
   void resetParameters();
   torch::Tensor weight;
   int64_t inFeatures, outFeatures, fusedBlocks;
+  MatmulImpl matmul = MatmulImpl::Torch; ///< Tessel: tesselOps().linear, forward and backward.
 };
 TORCH_MODULE(Linear);
 
@@ -133,9 +134,10 @@ public:
   /// tokens: int64 [batch, seq] with seq <= contextLength; returns logits
   /// [batch, seq, vocabSize] (f32, or bf16 under autocast).
   torch::Tensor forward(const torch::Tensor &tokens);
-  /// Switches every layer's attention / fused-op implementation in place.
+  /// Switches every layer's attention / fused-op / linear implementation in place.
   void setAttention(AttentionImpl attention);
   void setKernels(KernelImpl kernels);
+  void setMatmul(MatmulImpl matmul);
   const ModelConfig &config() const { return config_; }
   /// Number of parameter elements actually held (== config().parameterCount()).
   int64_t numParameters() const;

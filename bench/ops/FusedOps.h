@@ -1,8 +1,9 @@
 //===- bench/ops/FusedOps.h - The Transformer's fused kernels as torch ops -*- C++ -*-===//
 //
 // The memory-bound parts of a training step, each one Tessel kernel (kernels/*.tsl) per
-// direction, as LibTorch autograd functions. Storage dtypes f32, bf16 and f16; arithmetic
-// and statistics in f32. Each checks its inputs and names what is wrong.
+// direction, and the linears' matmuls, as LibTorch autograd functions. Storage dtypes f32,
+// bf16 and f16 (linear: f32 and bf16); arithmetic and statistics in f32. Each checks its
+// inputs and names what is wrong.
 //
 //   rmsNorm(x, w, eps)       x [..., n] (rows of n <= 8192), w [n]: x / rms(x) * w, in x's
 //                            dtype (kernels/rmsnorm.tsl; the weight gradient reduced over
@@ -15,6 +16,10 @@
 //   crossEntropy(logits, t)  logits [..., V], targets [...] int64: the mean over rows of
 //                            logsumexp - logit[target], f32; a target outside [0, V) gives NaN
 //                            (kernels/cross_entropy.tsl; the probabilities are never stored)
+//   linear(x, w)             x [..., in], w [out, in]: x w^T [..., out] (at::linear without
+//                            bias), bf16 or f32 (through tf32); the forward, dX and dW one
+//                            kernels/matmul.tsl launch each (linearPackages). Under autocast
+//                            the inputs run in the autocast dtype, as at::linear's do.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_BENCH_OPS_FUSEDOPS_H
@@ -22,6 +27,7 @@
 
 #include <torch/types.h>
 
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -34,6 +40,15 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> rope(const torch::Tensor
                                                              const torch::Tensor &sin,
                                                              int64_t heads);
 torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets);
+torch::Tensor linear(const torch::Tensor &x, const torch::Tensor &weight);
+
+/// The matmul packages linear() runs for `dtype` (bf16 or f32) on CUDA device `device`:
+/// the forward Y = X W^T (matmul_<dt>_bt), dX = dY W (matmul_<dt>, matmul_<dt>_sm90a on
+/// compute capability 9.0 where it was built) and dW = dY^T X (matmul_<dt>_at).
+struct LinearPackages {
+  std::string forward, inputGrad, weightGrad;
+};
+LinearPackages linearPackages(torch::ScalarType dtype, int device);
 
 struct AdamWHyper {
   double lr, beta1, beta2, eps, weightDecay;

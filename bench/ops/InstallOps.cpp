@@ -13,6 +13,7 @@ void installTesselOps() {
   ops.swiglu = swiglu;
   ops.rope = rope;
   ops.crossEntropy = crossEntropy;
+  ops.linear = linear;
   ops.adamw = [](const auto &params, const auto &grads, const auto &expAvg,
                  const auto &expAvgSq, const auto &steps, double lr, double beta1,
                  double beta2, double eps, double weightDecay) {

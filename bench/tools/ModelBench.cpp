@@ -1,7 +1,7 @@
 //===- bench/tools/ModelBench.cpp - tessel-bench model ---------------------===//
 //
 // Times the CS336 Transformer LM: for every combination of model, context
-// length, mode, precision, attention and kernels it builds the model, makes a
+// length, mode, precision, attention, kernels and matmul it builds the model, makes a
 // random batch, runs the warm-up steps, then times the measured steps phase by
 // phase (forward / backward / optimizer, synchronising after each), and
 // reports mean ± std in ms. Optional: peak-memory report and allocator
@@ -58,6 +58,7 @@ struct Options {
   std::vector<std::string> precisions = {"fp32"};
   std::vector<std::string> attentions = {"sdpa"};
   std::vector<std::string> kernels = {"eager"};
+  std::vector<std::string> matmuls = {"torch"};
   int64_t batch = 4, warmup = 3, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   double lr = 1e-3;
@@ -322,7 +323,8 @@ std::string fileSafe(std::string text) {
 /// Runs one configuration; never throws (failures become the status field).
 Record runConfig(const Options &options, const Config &config, torch::Device device,
                  tessel::model::AttentionImpl attention, tessel::model::KernelImpl kernels,
-                 Progress &progress, size_t index, const std::string &label, bool &failed) {
+                 tessel::model::MatmulImpl matmul, Progress &progress, size_t index,
+                 const std::string &label, bool &failed) {
   Record r;
   r.set("model", config.model.name);
   r.set("params", config.model.parameterCount());
@@ -337,6 +339,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
   r.set("precision", config.precision);
   r.set("attention", tessel::model::toString(attention));
   r.set("kernels", tessel::model::toString(kernels));
+  r.set("matmul", tessel::model::toString(matmul));
   r.set("impl", options.cudaGraph ? "libtorch-graph" : "libtorch");
   r.set("adamw", config.mode == Mode::TrainStep ? adamwFor(options.adamw, kernels) : "");
   r.set("device", device.str());
@@ -358,10 +361,12 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
     }
     Config withKernels = config;
     withKernels.model.kernels = kernels;
+    withKernels.model.matmul = matmul;
     Runner runner(options, withKernels, device);
     runner.build();
     runner.model()->setAttention(attention);
     runner.model()->setKernels(kernels);
+    runner.model()->setMatmul(matmul);
     if (options.memory && useCuda) {
       tessel::bench::cudaSynchronize();
       r.set("mem_init_peak_mib", mib(tessel::bench::cudaPeakAllocatedBytes()));
@@ -397,6 +402,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       eager.build();
       eager.model()->setAttention(attention);
       eager.model()->setKernels(kernels);
+      eager.model()->setMatmul(matmul);
       std::vector<double> eagerLosses;
       for (int64_t i = 0; i < options.warmup + options.steps; ++i)
         eagerLosses.push_back(eager.stepBody().item<double>());
@@ -445,7 +451,7 @@ std::vector<tessel::bench::Column> tableColumns(const Options &options, bool sho
       fieldColumn("model", "model", 0, true),      fieldColumn("ctx", "context"),
       fieldColumn("mode", "mode", 0, true),        fieldColumn("prec", "precision", 0, true),
       fieldColumn("attention", "attention", 0, true), fieldColumn("kernels", "kernels", 0, true),
-      fieldColumn("impl", "impl", 0, true),
+      fieldColumn("matmul", "matmul", 0, true),     fieldColumn("impl", "impl", 0, true),
       meanStdColumn("forward ms", "forward_ms"),   meanStdColumn("backward ms", "backward_ms"),
       meanStdColumn("optimizer ms", "optimizer_ms"), meanStdColumn("step ms", "step_ms"),
       fieldColumn("tokens/s", "tokens_per_s", 0)};
@@ -483,6 +489,8 @@ int runModel(int argc, char **argv) {
   flags.addList("kernels", "LIST",
                 "eager | tessel (RMSNorm, SwiGLU, RoPE, cross-entropy and, by default, AdamW)",
                 o.kernels);
+  flags.addList("matmul", "LIST",
+                "torch | tessel (the linears' forward, dX and dW on Tessel's matmul)", o.matmuls);
   flags.add("warmup", "N", "untimed steps first", o.warmup);
   flags.add("steps", "N", "timed steps", o.steps);
   flags.add("d-model", "N", "override d_model", o.dModel);
@@ -520,6 +528,7 @@ int runModel(int argc, char **argv) {
   std::vector<Config> configs;
   std::vector<tessel::model::AttentionImpl> attentions;
   std::vector<tessel::model::KernelImpl> kernels;
+  std::vector<tessel::model::MatmulImpl> matmuls;
   try {
     for (const std::string &name : o.models) {
       ModelConfig mc = name == "custom" ? ModelConfig::preset("small") : ModelConfig::preset(name);
@@ -546,6 +555,8 @@ int runModel(int argc, char **argv) {
       attentions.push_back(tessel::model::parseAttentionImpl(a));
     for (const std::string &k : o.kernels)
       kernels.push_back(tessel::model::parseKernelImpl(k));
+    for (const std::string &m : o.matmuls)
+      matmuls.push_back(tessel::model::parseMatmulImpl(m));
     if (o.adamw != "auto")
       tessel::model::parseAdamWImpl(o.adamw);
     for (int64_t context : o.contexts)
@@ -580,7 +591,7 @@ int runModel(int argc, char **argv) {
         for (const std::string &precision : o.precisions)
           configs.push_back(Config{mc, context, modeName, precision, parseMode(modeName),
                                    precision == "bf16"});
-  size_t total = configs.size() * attentions.size() * kernels.size();
+  size_t total = configs.size() * attentions.size() * kernels.size() * matmuls.size();
   Progress progress(!o.quiet, total);
   std::vector<Record> records;
   bool failed = false;
@@ -588,12 +599,15 @@ int runModel(int argc, char **argv) {
   for (const Config &config : configs) {
     for (tessel::model::AttentionImpl attention : attentions) {
       for (tessel::model::KernelImpl kernel : kernels) {
-        std::ostringstream label;
-        label << config.model.name << " ctx " << config.context << " " << config.modeName << " "
-              << config.precision << " " << tessel::model::toString(attention) << "/"
-              << tessel::model::toString(kernel) << (o.cudaGraph ? " graph" : "");
-        records.push_back(runConfig(o, config, device, attention, kernel, progress, index++,
-                                    label.str(), failed));
+        for (tessel::model::MatmulImpl matmul : matmuls) {
+          std::ostringstream label;
+          label << config.model.name << " ctx " << config.context << " " << config.modeName
+                << " " << config.precision << " " << tessel::model::toString(attention) << "/"
+                << tessel::model::toString(kernel) << "/" << tessel::model::toString(matmul)
+                << (o.cudaGraph ? " graph" : "");
+          records.push_back(runConfig(o, config, device, attention, kernel, matmul, progress,
+                                      index++, label.str(), failed));
+        }
       }
     }
   }

@@ -4,8 +4,9 @@
 // dtype first, so every side sees the same numbers), sizes that are not multiples of the
 // tiles, f32 and bf16. Element by element: |got - ref| <= rel * |ref| + abs * scale, where
 // rel is the output's rounding (plus f32 arithmetic) and `scale` the size of the terms a
-// reduction sums. AdamW against torch::optim::AdamW over several steps; the whole model
-// with --kernels tessel against eager; the ops' errors. Skipped without a GPU.
+// reduction sums; the linear (Tessel's matmul) within the matmul kernel's own bound. AdamW
+// against torch::optim::AdamW over several steps; the whole model with --kernels tessel (and
+// --matmul tessel under bf16) against eager; the ops' errors. Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/model/AdamW.h"
@@ -19,7 +20,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <vector>
 
 using namespace tessel;
 
@@ -184,8 +187,125 @@ TEST_P(FusedOpsTest, CrossEntropyTargetOutsideVocabularyIsNaN) {
   EXPECT_TRUE(std::isfinite(ops::crossEntropy(logits, targets).item<double>()));
 }
 
+/// The matmul's bound (test/gpu/matmul/MatmulTests.cpp) past the output's rounding: each
+/// product's rounding (tf32 rounds both operands of an f32 product; bf16 products are exact
+/// in f32) and the f32 sum's over k terms, times the sum of |terms| (`scale`).
+torch::Tensor productBound(torch::ScalarType dtype, int64_t k, const torch::Tensor &scale) {
+  double productEps = dtype == torch::kFloat32 ? 0x1p-9 : 0;
+  return scale * (productEps + double(k) * 0x1p-22) + 1e-30;
+}
+
+/// The relative rounding of a matmul's output stored in `dtype` (round to nearest).
+double outputEps(torch::ScalarType dtype) { return dtype == torch::kFloat32 ? 0x1p-23 : 0x1p-8; }
+
+/// ops::linear's y, dX and dW against float64 autograd. x is `view` of a leaf of `xShape`
+/// (so dX is checked through the view's layout, its gaps included). x, the weight and dY
+/// hold values representable in `dtype`, their storage dtype.
+void checkLinear(torch::ScalarType dtype, std::vector<int64_t> xShape, int64_t n,
+                 const std::function<torch::Tensor(const torch::Tensor &)> &view) {
+  torch::Tensor base = randomIn(xShape, dtype);
+  torch::Tensor baser = base.clone().requires_grad_(true);
+  torch::Tensor xr = view(baser);
+  int64_t k = xr.size(-1);
+  torch::Tensor w = randomIn({n, k}, dtype), wr = w.clone().requires_grad_(true);
+  torch::Tensor yr = at::matmul(xr, wr.t());
+  torch::Tensor dy = randomIn(yr.sizes(), dtype);
+  yr.backward(dy);
+  torch::Tensor baset = base.to(dtype).requires_grad_(true);
+  torch::Tensor wt = w.to(dtype).requires_grad_(true);
+  torch::Tensor y = ops::linear(view(baset), wt);
+  EXPECT_EQ(y.scalar_type(), dtype);
+  y.backward(dy.to(dtype));
+  // Each element's |terms| summed: |x| |w|^T, |dy| |w| and |dy|^T |x|.
+  torch::Tensor x = view(base).reshape({-1, k}), dy2d = dy.reshape({-1, n});
+  double eps = outputEps(dtype);
+  expectClose("y", y, yr.detach(), eps,
+              productBound(dtype, k, at::matmul(x.abs(), w.abs().t())).view(yr.sizes()));
+  // dX reaches the leaf through the view: its bound goes back the same way (the view's
+  // backward), zero where the view does not look (the gradient must be exactly 0 there).
+  torch::Tensor dxScale = at::matmul(dy2d.abs(), w.abs()).view(xr.sizes());
+  torch::Tensor probe = torch::zeros_like(base).requires_grad_(true);
+  view(probe).backward(productBound(dtype, n, dxScale));
+  expectClose("dx", baset.grad(), baser.grad(), eps, probe.grad());
+  expectClose("dw", wt.grad(), wr.grad(), eps,
+              productBound(dtype, x.size(0), at::matmul(dy2d.abs().t(), x.abs())));
+}
+
+TEST_P(FusedOpsTest, Linear) {
+  auto same = [](const torch::Tensor &t) { return t; };
+  for (auto [rows, k, n] :
+       {std::tuple{37, 100, 65}, {130, 1000, 1600}, {64, 256, 192}, {1, 1, 1}, {3, 17, 1}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(k) + " -> " + std::to_string(n));
+    checkLinear(dtype(), {rows, k}, n, same);
+  }
+  {
+    SCOPED_TRACE("x [2, 3, 768], W [2304, 768]");
+    checkLinear(dtype(), {2, 3, 768}, 2304, same);
+  }
+  {
+    // Rows 120 elements apart: the kernels get that row stride (no copy).
+    SCOPED_TRACE("x a column slice [37, 100] of [37, 120]");
+    checkLinear(dtype(), {37, 120}, 65, [](const torch::Tensor &t) { return t.narrow(1, 0, 100); });
+  }
+  {
+    // The attention output's layout into the output projection: [B, H, S, D] -> [B, S, H D].
+    SCOPED_TRACE("x [2, 5, 48] from [2, 3, 5, 16] transposed");
+    checkLinear(dtype(), {2, 3, 5, 16}, 40,
+                [](const torch::Tensor &t) { return t.transpose(1, 2).reshape({2, 5, 48}); });
+  }
+}
+
+TEST_P(FusedOpsTest, LinearZeroSizes) {
+  auto cuda = torch::TensorOptions().dtype(dtype()).device(torch::kCUDA);
+  for (auto [rows, k, n] : {std::tuple{0, 5, 3}, {4, 0, 3}, {4, 5, 0}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(k) + " -> " + std::to_string(n));
+    torch::Tensor x = torch::randn({rows, k}, cuda).requires_grad_(true);
+    torch::Tensor w = torch::randn({n, k}, cuda).requires_grad_(true);
+    torch::Tensor y = ops::linear(x, w);
+    ASSERT_EQ(y.sizes(), (std::vector<int64_t>{rows, n}));
+    EXPECT_EQ(y.count_nonzero().item<int64_t>(), 0); // k == 0: empty sums
+    y.backward(torch::ones_like(y));
+    ASSERT_EQ(x.grad().sizes(), x.sizes());
+    ASSERT_EQ(w.grad().sizes(), w.sizes());
+    EXPECT_EQ(x.grad().count_nonzero().item<int64_t>(), 0);
+    EXPECT_EQ(w.grad().count_nonzero().item<int64_t>(), 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, FusedOpsTest,
                          ::testing::Values(torch::kFloat32, torch::kBFloat16), dtypeName);
+
+/// The model's case: f32 inputs and weight under bf16 autocast run in bf16 (as at::linear),
+/// the gradients come back f32 through autocast's casts.
+TEST(FusedOpsLinear, AutocastRunsInBf16) {
+  SKIP_WITHOUT_GPU();
+  auto f32 = torch::TensorOptions().device(torch::kCUDA);
+  int64_t rows = 45, k = 200, n = 72;
+  torch::Tensor x = torch::randn({3, rows / 3, k}, f32).requires_grad_(true);
+  torch::Tensor w = torch::randn({n, k}, f32).requires_grad_(true);
+  torch::Tensor y;
+  {
+    model::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+    y = ops::linear(x, w);
+  }
+  EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+  torch::Tensor dy = torch::randn(y.sizes(), f32).to(torch::kBFloat16);
+  y.backward(dy);
+  ASSERT_EQ(x.grad().scalar_type(), torch::kFloat32);
+  ASSERT_EQ(w.grad().scalar_type(), torch::kFloat32);
+  // float64 from the bf16 casts autocast made.
+  auto bf16 = [](const torch::Tensor &t) {
+    return t.detach().to(torch::kBFloat16).to(torch::kFloat64);
+  };
+  torch::Tensor x64 = bf16(x).reshape({rows, k}), w64 = bf16(w), dy64 = bf16(dy).reshape({rows, n});
+  double eps = 0x1p-8;
+  expectClose("y", y.reshape({rows, n}), at::matmul(x64, w64.t()), eps,
+              productBound(torch::kBFloat16, k, at::matmul(x64.abs(), w64.abs().t())));
+  expectClose("dx", x.grad().reshape({rows, k}), at::matmul(dy64, w64), eps,
+              productBound(torch::kBFloat16, n, at::matmul(dy64.abs(), w64.abs())));
+  expectClose("dw", w.grad(), at::matmul(dy64.t(), x64), eps,
+              productBound(torch::kBFloat16, rows, at::matmul(dy64.abs().t(), x64.abs())));
+}
 
 /// Tessel's AdamW against torch::optim::AdamW, parameter by parameter, over several steps
 /// (a tensor larger than a chunk, a scalar, ragged sizes; one parameter skips a step).
@@ -224,7 +344,7 @@ TEST(FusedOpsAdamW, MatchesTorchOptimAdamW) {
 }
 
 /// A small model's loss and gradients with every Tessel kernel against eager LibTorch,
-/// f32 (tight) and under bf16 autocast (bf16 noise).
+/// f32 (tight) and under bf16 autocast (bf16 noise; the linears on Tessel's matmul too).
 TEST(FusedOpsModel, TesselKernelsMatchEager) {
   SKIP_WITHOUT_GPU();
   ops::installTesselOps();
@@ -233,11 +353,13 @@ TEST(FusedOpsModel, TesselKernelsMatchEager) {
     model::ModelConfig config;
     config.vocabSize = 1000, config.contextLength = 64, config.dModel = 192, config.dFF = 520;
     config.numLayers = 2, config.numHeads = 3;
-    auto losses = [&](model::KernelImpl kernels, model::AttentionImpl attention) {
+    auto losses = [&](model::KernelImpl kernels, model::AttentionImpl attention,
+                      model::MatmulImpl matmul) {
       torch::manual_seed(11);
       model::TransformerLM lm(config, torch::kCUDA);
       lm->setKernels(kernels);
       lm->setAttention(attention);
+      lm->setMatmul(matmul);
       auto opts = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
       torch::Tensor tokens = torch::randint(config.vocabSize, {3, 61}, opts);
       torch::Tensor targets = torch::randint(config.vocabSize, {3, 61}, opts);
@@ -252,11 +374,15 @@ TEST(FusedOpsModel, TesselKernelsMatchEager) {
         grads.push_back(p.grad().flatten());
       return std::pair{loss.item<double>(), torch::cat(grads)};
     };
-    auto [eagerLoss, eagerGrads] = losses(model::KernelImpl::Eager, model::AttentionImpl::Sdpa);
-    // f32: SDPA on both sides (Tessel's attention would run f32 through tf32); under
-    // autocast Tessel's attention too.
-    auto [tesselLoss, tesselGrads] = losses(
-        model::KernelImpl::Tessel, bf16 ? model::AttentionImpl::Tessel : model::AttentionImpl::Sdpa);
+    auto [eagerLoss, eagerGrads] =
+        losses(model::KernelImpl::Eager, model::AttentionImpl::Sdpa, model::MatmulImpl::Torch);
+    // f32: SDPA and cuBLAS on both sides (Tessel's attention and matmul would run f32
+    // through tf32); under autocast Tessel's attention and matmul too.
+    auto [tesselLoss, tesselGrads] =
+        bf16 ? losses(model::KernelImpl::Tessel, model::AttentionImpl::Tessel,
+                      model::MatmulImpl::Tessel)
+             : losses(model::KernelImpl::Tessel, model::AttentionImpl::Sdpa,
+                      model::MatmulImpl::Torch);
     double tol = bf16 ? 2e-2 : 1e-4;
     EXPECT_NEAR(tesselLoss, eagerLoss, tol * std::abs(eagerLoss));
     double gradErr = (tesselGrads - eagerGrads).norm().item<double>() /
@@ -301,6 +427,32 @@ TEST(FusedOpsErrors, NameWhatIsWrong) {
               ops::crossEntropy(torch::ones({3, 10}, cuda), torch::zeros({3}, cuda.dtype(torch::kInt)));
             }).find("cross_entropy: targets must be int64"),
             std::string::npos);
+  auto contains = [&](auto fn, const char *text) {
+    std::string what = message(fn);
+    EXPECT_NE(what.find(text), std::string::npos) << what;
+  };
+  torch::Tensor x = torch::ones({2, 4}, cuda), w = torch::ones({3, 4}, cuda);
+  contains([&] { ops::linear(torch::ones({2, 4}), w); },
+           "linear: every tensor must be on one CUDA device");
+  contains([&] { ops::linear(x.to(torch::kFloat64), w.to(torch::kFloat64)); },
+           "linear: dtype must be f32 or bf16");
+  contains([&] { ops::linear(x.to(torch::kHalf), w.to(torch::kHalf)); },
+           "linear: dtype must be f32 or bf16");
+  contains([&] { ops::linear(x.to(torch::kBFloat16), w); },
+           "linear: x and the weight must have one dtype");
+  contains([&] { ops::linear(x, torch::ones({3, 5}, cuda)); },
+           "linear: the weight must be [out, in] for x [..., in]");
+  contains([&] { ops::linear(x, torch::ones({4}, cuda)); },
+           "linear: the weight must be [out, in] for x [..., in]");
+  // Sizes past 32 bits, without the memory: broadcast views of one element.
+  torch::Tensor one = torch::ones({1}, cuda);
+  int64_t big = int64_t(1) << 31;
+  contains([&] { ops::linear(one.expand({big, 1}), torch::ones({1, 1}, cuda)); },
+           "linear: the rows of x = 2147483648 does not fit the matmul's 32-bit sizes");
+  contains([&] { ops::linear(torch::ones({2, 1}, cuda), one.expand({big, 1})); },
+           "linear: out_features = 2147483648 does not fit");
+  contains([&] { ops::linear(one.expand({2, big}), one.expand({1, big})); },
+           "linear: in_features = 2147483648 does not fit");
 }
 
 } // namespace
