@@ -216,7 +216,8 @@ run)
       # The training step's fused kernels: their GPU tests (every op and gradient against
       # float64, AdamW against torch::optim::AdamW, the model against eager), tessel-bench
       # fused next to torch.compile and Triton (bench/reference/fused_ops.py), then the
-      # train step with --kernels eager,tessel against torch.compile in Python, fused AdamW.
+      # train step with --kernels eager,tessel (and every switch on Tessel, --matmul tessel)
+      # against torch.compile in Python, fused AdamW, and tessel-bench linear against cuBLAS.
       timeout 600 "$build"/bin/tessel-ops-gpu-tests > "$out/ops-tests.log" 2>&1 || failed "ops tests"
       { grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$out/ops-tests.log" || true; } | tail -n 20
       "$build"/bin/tessel-bench fused --json "$out/fused.json" --markdown "$out/fused.md" 2>&1 |
@@ -229,7 +230,15 @@ run)
           --kernels eager,tessel $graph --warmup 3 --steps 10 \
           --json "$out/step${graph:+-graph}.json" 2>&1 | tail -n 12 | tee "$out/step${graph:+-graph}.txt" ||
           failed "model step $graph"
+        # Every switch on Tessel: the linears on Tessel's matmul too (--matmul tessel).
+        "$build"/bin/tessel-bench model --model ${FUSED_MODELS:-small,xl} --context-length 512 \
+          --batch-size 4 --mode train-step --precision bf16 --attention tessel --kernels tessel \
+          --matmul tessel $graph --warmup 3 --steps 10 \
+          --json "$out/step-matmul${graph:+-graph}.json" 2>&1 | tail -n 6 |
+          tee "$out/step-matmul${graph:+-graph}.txt" || failed "model step --matmul tessel $graph"
       done
+      "$build"/bin/tessel-bench linear --model ${FUSED_MODELS:-small,xl} --json "$out/linear.json" \
+        --markdown "$out/linear.md" 2>&1 | tail -n 32 | tee "$out/linear.txt" || failed "linear bench"
       python3 bench/reference/transformer_lm.py --model ${FUSED_MODELS:-small,xl} --context-length 512 \
         --batch-size 4 --mode train-step --precision bf16 --attention sdpa --impl eager,compile \
         --adamw fused --warmup 3 --steps 10 --json "$out/step-python.json" 2>&1 |
