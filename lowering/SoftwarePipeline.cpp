@@ -224,6 +224,12 @@ bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
     if (!dot || dot.getB() != operand || dot.getA() == operand ||
         !canUseRegisterWgmma(dot, numWarps, arch))
       return false;
+    // An A loaded in the same loop gets a ring of its own and is read from shared memory:
+    // the dot then runs on shared-A wgmma or mma.sync, neither of which reads this ring's
+    // transposed view (matmul with a column-major B on sm_90a).
+    if (auto aLoad = dot.getA().getDefiningOp<LoadOp>();
+        aLoad && aLoad->getBlock() == dot->getBlock())
+      return false;
     auto a = cast<ShapedType>(dot.getA().getType());
     auto b = cast<ShapedType>(dot.getB().getType());
     return (kMajor ? a.getDimSize(1) : b.getDimSize(1)) % perRow == 0;
