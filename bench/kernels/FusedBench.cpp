@@ -89,15 +89,10 @@ int runFused(int argc, char **argv) {
   flags.add("markdown", "FILE", "write the table as markdown", markdown);
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
-  if (!torch::cuda::is_available() || !Driver::isAvailable()) {
-    std::cerr << "tessel-bench fused: needs a GPU ("
-              << (Driver::isAvailable() ? "LibTorch sees no CUDA device" : Driver::unavailableReason())
-              << ")\n";
+  Driver *gpu = timingDriver("tessel-bench fused");
+  if (!gpu)
     return 1;
-  }
-  Driver &driver = Driver::get();
-  torch::zeros({1}, torch::kCUDA);
-  driver.ensureCurrent(0);
+  Driver &driver = *gpu;
   ops::installTesselOps();
   auto wanted = [&](const std::string &op) {
     return only.empty() || std::find(only.begin(), only.end(), op) != only.end();

@@ -10,6 +10,8 @@
 #include "bench/tools/Report.h"
 #include "runtime/Runtime.h"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -20,6 +22,21 @@
 #include <vector>
 
 namespace tessel::bench {
+
+/// The driver with LibTorch's primary context current on device 0, or nullptr after
+/// printing why `tool` ("tessel-bench softmax") cannot time kernels here.
+inline Driver *timingDriver(const char *tool) {
+  if (!torch::cuda::is_available() || !Driver::isAvailable()) {
+    std::cerr << tool << ": needs a GPU ("
+              << (Driver::isAvailable() ? "LibTorch sees no CUDA device" : Driver::unavailableReason())
+              << ")\n";
+    return nullptr;
+  }
+  Driver &driver = Driver::get();
+  torch::zeros({1}, torch::kCUDA); // LibTorch's primary context becomes current
+  driver.ensureCurrent(0);
+  return &driver;
+}
 
 /// The median (the upper one of an even count) of `values`, not empty.
 inline double medianOf(std::vector<double> values) {

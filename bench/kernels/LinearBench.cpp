@@ -158,15 +158,10 @@ int runLinear(int argc, char **argv) {
     std::cerr << "error: " << e.what() << "\n\n" << flags.usage();
     return 2;
   }
-  if (!torch::cuda::is_available() || !Driver::isAvailable()) {
-    std::cerr << "tessel-bench linear: needs a GPU ("
-              << (Driver::isAvailable() ? "LibTorch sees no CUDA device" : Driver::unavailableReason())
-              << ")\n";
+  Driver *gpu = timingDriver("tessel-bench linear");
+  if (!gpu)
     return 1;
-  }
-  Driver &driver = Driver::get();
-  torch::zeros({1}, torch::kCUDA);
-  driver.ensureCurrent(0);
+  Driver &driver = *gpu;
   std::vector<Record> records;
   for (const model::ModelConfig &config : configs)
     for (const LinearShape &shape : linearsOf(config)) {

@@ -45,16 +45,10 @@ int runSoftmax(int argc, char **argv) {
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
 
-  if (!torch::cuda::is_available() || !Driver::isAvailable()) {
-    std::cerr << "tessel-bench softmax: needs a GPU ("
-              << (Driver::isAvailable() ? "LibTorch sees no CUDA device"
-                                        : Driver::unavailableReason())
-              << ")\n";
+  Driver *gpu = timingDriver("tessel-bench softmax");
+  if (!gpu)
     return 1;
-  }
-  Driver &driver = Driver::get();
-  torch::zeros({1}, torch::kCUDA); // LibTorch's primary context becomes current
-  driver.ensureCurrent(0);
+  Driver &driver = *gpu;
   const DeviceInfo &device = driver.deviceInfo(0);
 
   std::vector<Record> records;
