@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/Target.h"
 #include "dialect/Layout.h"
+#include "lowering/AxisInfo.h"
 #include "lowering/MmaLayout.h"
 #include "lowering/WgmmaLayout.h"
 #include "lowering/Passes.h"
@@ -176,6 +177,7 @@ struct TesselAssignLayoutsPass
 
   LogicalResult assign(func::FuncOp func, unsigned warps) {
     splitSharedIndexTiles(func);
+    AxisInfoAnalysis axis(func);
     ValueGroups groups;
     SmallVector<LayoutWish> wishes;
     SmallVector<DotOp> dots;
@@ -294,7 +296,7 @@ struct TesselAssignLayoutsPass
           best = count;
         }
       if (!chosen)
-        chosen = defaultLayout(members[root], warps);
+        chosen = defaultLayout(members[root], warps, axis);
       layoutOf[root] = chosen;
     }
 
@@ -398,9 +400,47 @@ struct TesselAssignLayoutsPass
     return getPreferredDotLayout(dot, warps);
   }
 
-  Attribute defaultLayout(ArrayRef<Value> values, unsigned warps) {
-    // The largest tile of the group decides; 16-byte runs of the narrowest element
-    // that the group moves through memory.
+  /// Bytes one thread can move per access for the group's loads and stores whose
+  /// addresses run on along the fastest dimension: fewer than 16 where a run may start
+  /// off a 16-byte boundary or a mask may end mid-run (a row of odd length). A layout
+  /// giving each thread a longer run would then only spread its scalar accesses over
+  /// the warp, 8 of them per 32-byte sector for bf16, instead of coalescing them.
+  /// Groups that feed a dot keep 16: their runs become the 16-byte shared-memory
+  /// stores that stage the operand.
+  static unsigned accessBytes(ArrayRef<Value> values, const AxisInfoAnalysis &axis) {
+    for (Value v : values)
+      if (llvm::any_of(v.getUsers(), [](Operation *user) { return isa<DotOp, TransOp>(user); }))
+        return 16;
+    unsigned bytes = 16;
+    for (Value v : values) {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto ptr = dyn_cast<PtrType>(type.getElementType());
+      if (!ptr || !ptr.getPointeeType().isIntOrFloat() ||
+          ptr.getPointeeType().getIntOrFloatBitWidth() < 8)
+        continue;
+      unsigned elementBytes = ptr.getPointeeType().getIntOrFloatBitWidth() / 8;
+      unsigned natural = 16 / elementBytes, fast = type.getRank() - 1;
+      // Strided along the fastest dimension (a transposed access): not a run at all.
+      if (axis.get(v).contiguity[fast] < natural)
+        continue;
+      for (Operation *user : v.getUsers()) {
+        Value mask;
+        if (auto load = dyn_cast<LoadOp>(user); load && load.getPtr() == v)
+          mask = load.getMask();
+        else if (auto store = dyn_cast<StoreOp>(user); store && store.getPtr() == v)
+          mask = store.getMask();
+        else
+          continue;
+        unsigned width = getAccessVectorWidth(axis, v, mask, fast, natural, elementBytes);
+        bytes = std::min(bytes, width * elementBytes);
+      }
+    }
+    return bytes;
+  }
+
+  Attribute defaultLayout(ArrayRef<Value> values, unsigned warps, const AxisInfoAnalysis &axis) {
+    // The largest tile of the group decides; runs of the narrowest element that the
+    // group moves through memory, as long as its accesses can be (16 bytes at most).
     RankedTensorType largest;
     unsigned narrowestBytes = 0;
     for (Value v : values) {
@@ -416,7 +456,8 @@ struct TesselAssignLayoutsPass
         narrowestBytes = narrowestBytes ? std::min(narrowestBytes, bytes) : bytes;
       }
     }
-    unsigned vector = 16 / (narrowestBytes ? narrowestBytes : 4);
+    unsigned vector =
+        std::max(1u, accessBytes(values, axis) / (narrowestBytes ? narrowestBytes : 4));
     return getDefaultBlockedLayout(&getContext(), largest.getShape(), warps, vector);
   }
 };
