@@ -1,13 +1,15 @@
 //===- FusedBench.cpp - tessel-bench fused: the training step's fused kernels ===//
 //
-// RMSNorm, SwiGLU, RoPE and cross-entropy (forward, and backward through autograd) and
-// AdamW over the xl model's parameters: Tessel's ops (bench/ops) next to the eager LibTorch
-// code the model runs otherwise and a device copy, at the model's sizes, in one process.
+// RMSNorm (alone and fused with the residual add), SwiGLU, RoPE and cross-entropy (forward,
+// and backward through autograd) and AdamW over the xl model's parameters: Tessel's ops
+// (bench/ops) next to the eager LibTorch code the model runs otherwise and a device copy,
+// at the model's sizes, in one process.
 // Every side is timed the same way as Triton's do_bench: the L2 cache cleared (a 256 MB
 // buffer zeroed) before each run, CUDA events around the run alone, the median of the
 // samples. GB/s counts the bytes a perfect kernel moves (each input read once, each output
 // written once). bench/reference/fused_ops.py times torch.compile and Triton on the same
-// cases the same way. Each Tessel result is checked against eager before it is timed.
+// cases the same way. Each Tessel result is checked against eager before it is timed (the
+// largest difference over the outputs, or over every input's gradient for a backward).
 //
 //===----------------------------------------------------------------------===//
 #include "bench/kernels/KernelBench.h"
@@ -22,7 +24,6 @@
 #include <torch/torch.h>
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <iostream>
 
@@ -38,8 +39,18 @@ struct Case {
   std::function<double()> maxError; // Tessel against eager, after both ran once
 };
 
-double maxDiff(const torch::Tensor &a, const torch::Tensor &b) {
-  return (a.to(torch::kFloat32) - b.to(torch::kFloat32)).abs().max().item<double>();
+using Tensors = std::vector<torch::Tensor>;
+using OpFn = std::function<Tensors(const Tensors &)>;
+
+/// The largest difference over the outputs, Tessel's against eager's.
+double maxDiff(const Tensors &got, const Tensors &ref) {
+  double diff = 0;
+  for (size_t i = 0; i < got.size() && i < ref.size(); ++i)
+    diff = std::max(diff, (got[i].to(torch::kFloat32) - ref[i].to(torch::kFloat32))
+                              .abs()
+                              .max()
+                              .item<double>());
+  return diff;
 }
 
 torch::Tensor eagerRmsNorm(const torch::Tensor &x, const torch::Tensor &w) {
@@ -47,30 +58,30 @@ torch::Tensor eagerRmsNorm(const torch::Tensor &x, const torch::Tensor &w) {
   return (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + 1e-5) * w).to(x.scalar_type());
 }
 
-/// Forward and backward cases of an op y = f(inputs) with autograd: the backward runs
-/// torch::autograd::grad on a kept graph, for eager and Tessel alike.
+/// Forward and backward cases of an op (outputs) = f(inputs) with autograd: the backward
+/// runs torch::autograd::grad on a kept graph, a random gradient for every output, for
+/// eager and Tessel alike.
 void addForwardBackward(std::vector<Case> &cases, const std::string &op, const std::string &shape,
-                        double fwdBytes, double bwdBytes, std::vector<torch::Tensor> inputs,
-                        std::function<torch::Tensor(const std::vector<torch::Tensor> &)> eager,
-                        std::function<torch::Tensor(const std::vector<torch::Tensor> &)> tessel) {
-  auto state = std::make_shared<std::map<std::string, torch::Tensor>>();
+                        double fwdBytes, double bwdBytes, Tensors inputs, OpFn eager,
+                        OpFn tessel) {
+  auto state = std::make_shared<std::vector<Tensors>>(2);
   cases.push_back({op + " fwd", shape, fwdBytes,
-                   [=] { torch::NoGradGuard g; (*state)["e"] = eager(inputs); },
-                   [=] { torch::NoGradGuard g; (*state)["t"] = tessel(inputs); },
-                   [=] { return maxDiff((*state)["t"], (*state)["e"]); }});
-  std::vector<torch::Tensor> leaves;
+                   [=] { torch::NoGradGuard g; (*state)[0] = eager(inputs); },
+                   [=] { torch::NoGradGuard g; (*state)[1] = tessel(inputs); },
+                   [=] { return maxDiff((*state)[1], (*state)[0]); }});
+  Tensors leaves, wrt;
   for (const torch::Tensor &t : inputs)
     leaves.push_back(t.detach().requires_grad_(t.is_floating_point()));
-  std::vector<torch::Tensor> wrt;
   for (const torch::Tensor &t : leaves)
     if (t.requires_grad())
       wrt.push_back(t);
-  torch::Tensor ye = eager(leaves), yt = tessel(leaves);
-  torch::Tensor dy = torch::randn_like(ye);
-  auto grads = std::make_shared<std::vector<torch::Tensor>>(2);
+  Tensors ye = eager(leaves), yt = tessel(leaves), dy;
+  for (const torch::Tensor &y : ye)
+    dy.push_back(torch::randn_like(y));
+  auto grads = std::make_shared<std::vector<Tensors>>(2);
   cases.push_back({op + " bwd", shape, bwdBytes,
-                   [=] { (*grads)[0] = torch::autograd::grad({ye}, wrt, {dy}, true)[0]; },
-                   [=] { (*grads)[1] = torch::autograd::grad({yt}, wrt, {dy}, true)[0]; },
+                   [=] { (*grads)[0] = torch::autograd::grad(ye, wrt, dy, true); },
+                   [=] { (*grads)[1] = torch::autograd::grad(yt, wrt, dy, true); },
                    [=] { return maxDiff((*grads)[1], (*grads)[0]); }});
 }
 
@@ -82,7 +93,8 @@ int runFused(int argc, char **argv) {
                    "The training step's fused kernels: Tessel vs eager LibTorch vs a copy (GB/s)");
   flags.add("tokens", "N", "rows (tokens) of the activations", tokens);
   flags.add("model", "NAME", "the preset whose parameters AdamW updates", model);
-  flags.addList("only", "LIST", "ops to run (rmsnorm, swiglu, rope, cross_entropy, adamw)", only);
+  flags.addList("only", "LIST",
+                "ops to run (rmsnorm, add_rmsnorm, swiglu, rope, cross_entropy, adamw)", only);
   flags.add("warmup", "N", "untimed runs first", warmup);
   flags.add("samples", "N", "timed runs (the median is reported)", samples);
   flags.add("json", "FILE", "write the results as JSON", json);
@@ -141,19 +153,40 @@ int runFused(int argc, char **argv) {
       addForwardBackward(cases, std::string("rmsnorm ") + (dtype == torch::kFloat32 ? "f32" : "bf16"),
                          rows + "x" + std::to_string(n), 2 * e, 3 * e,
                          {torch::randn({tokens, n}, bf16.dtype(dtype)), torch::randn({n}, f32)},
-                         [](auto &in) { return eagerRmsNorm(in[0], in[1]); },
-                         [](auto &in) { return ops::rmsNorm(in[0], in[1], 1e-5); });
+                         [](auto &in) { return Tensors{eagerRmsNorm(in[0], in[1])}; },
+                         [](auto &in) { return Tensors{ops::rmsNorm(in[0], in[1], 1e-5)}; });
       runCases();
     }
+  if (wanted("add_rmsnorm")) {
+    // Autocast's residual stream: x f32, the sublayer's output delta bf16; h = x + delta and
+    // y = rmsnorm(h) both out in f32. Forward bytes: x, delta read, h, y written; backward:
+    // dy, dh, h read, dx (f32) and ddelta (bf16) written.
+    int64_t n = 4096;
+    double e = double(tokens * n);
+    addForwardBackward(cases, "add_rmsnorm f32+bf16", rows + "x" + std::to_string(n), 14 * e,
+                       18 * e,
+                       {torch::randn({tokens, n}, f32), torch::randn({tokens, n}, bf16),
+                        torch::randn({n}, f32)},
+                       [](auto &in) {
+                         torch::Tensor h = in[0] + in[1];
+                         return Tensors{h, eagerRmsNorm(h, in[2])};
+                       },
+                       [](auto &in) {
+                         auto [h, y] = ops::addRmsNorm(in[0], in[1], in[2], 1e-5);
+                         return Tensors{h, y};
+                       });
+    runCases();
+  }
   if (wanted("swiglu")) {
     int64_t dff = 8192;
     double e = 2.0 * double(tokens * dff);
     addForwardBackward(cases, "swiglu", rows + "x" + std::to_string(dff), 3 * e, 5 * e,
                        {torch::randn({tokens, 2 * dff}, bf16)},
                        [dff](auto &in) {
-                         return torch::silu(in[0].narrow(-1, 0, dff)) * in[0].narrow(-1, dff, dff);
+                         return Tensors{torch::silu(in[0].narrow(-1, 0, dff)) *
+                                        in[0].narrow(-1, dff, dff)};
                        },
-                       [](auto &in) { return ops::swiglu(in[0]); });
+                       [](auto &in) { return Tensors{ops::swiglu(in[0])}; });
     runCases();
   }
   if (wanted("rope")) {
@@ -162,38 +195,22 @@ int runFused(int argc, char **argv) {
     // v contiguous. Both backwards produce the whole dqkv (v's gradient included).
     int64_t heads = 25, dHead = 64, seq = 512, batch = tokens / seq, d = heads * dHead;
     model::RotaryEmbedding rope(10000.0, dHead, seq, f32);
-    torch::Tensor qkv = torch::randn({batch, seq, 3 * d}, bf16).requires_grad_(true);
     std::shared_ptr<model::RotaryEmbeddingImpl> ropeImpl = rope.ptr();
-    auto eager = [=] {
-      torch::Tensor qk = ropeImpl->forward(qkv.narrow(-1, 0, 2 * d).view({batch, seq, 2, heads, dHead})
-                                  .permute({2, 0, 3, 1, 4}));
-      torch::Tensor v = qkv.narrow(-1, 2 * d, d).view({batch, seq, heads, dHead}).transpose(1, 2);
-      return std::vector<torch::Tensor>{qk.select(0, 0), qk.select(0, 1), v};
-    };
-    auto tessel = [=] {
-      auto [q, k, v] = ops::rope(qkv, rope->cosTable, rope->sinTable, heads);
-      return std::vector<torch::Tensor>{q, k, v};
-    };
-    auto out = std::make_shared<std::vector<std::vector<torch::Tensor>>>(2);
     std::string shape = std::to_string(batch) + "x" + std::to_string(seq) + "x" + std::to_string(3 * d);
     double e = 2.0 * double(batch * seq * 3 * d);
-    cases.push_back({"rope fwd", shape, 2 * e,
-                     [=] { torch::NoGradGuard g; (*out)[0] = eager(); },
-                     [=] { torch::NoGradGuard g; (*out)[1] = tessel(); },
-                     [=] {
-                       double err = 0;
-                       for (int i = 0; i < 3; ++i)
-                         err = std::max(err, maxDiff((*out)[1][size_t(i)], (*out)[0][size_t(i)]));
-                       return err;
-                     }});
-    std::vector<torch::Tensor> ye = eager(), yt = tessel(), dy;
-    for (const torch::Tensor &y : ye)
-      dy.push_back(torch::randn_like(y));
-    auto grads = std::make_shared<std::vector<torch::Tensor>>(2);
-    cases.push_back({"rope bwd", shape, 2 * e,
-                     [=] { (*grads)[0] = torch::autograd::grad(ye, {qkv}, dy, true)[0]; },
-                     [=] { (*grads)[1] = torch::autograd::grad(yt, {qkv}, dy, true)[0]; },
-                     [=] { return maxDiff((*grads)[1], (*grads)[0]); }});
+    addForwardBackward(
+        cases, "rope", shape, 2 * e, 2 * e, {torch::randn({batch, seq, 3 * d}, bf16)},
+        [=](auto &in) {
+          torch::Tensor qkv = in[0];
+          torch::Tensor qk = ropeImpl->forward(
+              qkv.narrow(-1, 0, 2 * d).view({batch, seq, 2, heads, dHead}).permute({2, 0, 3, 1, 4}));
+          torch::Tensor v = qkv.narrow(-1, 2 * d, d).view({batch, seq, heads, dHead}).transpose(1, 2);
+          return Tensors{qk.select(0, 0), qk.select(0, 1), v};
+        },
+        [=](auto &in) {
+          auto [q, k, v] = ops::rope(in[0], ropeImpl->cosTable, ropeImpl->sinTable, heads);
+          return Tensors{q, k, v};
+        });
     runCases();
   }
   if (wanted("cross_entropy"))
@@ -203,9 +220,9 @@ int runFused(int argc, char **argv) {
       addForwardBackward(cases, "cross_entropy", rows + "x" + std::to_string(vocab), e, 2 * e,
                          {torch::randn({tokens, vocab}, bf16) * 3, targets},
                          [](auto &in) {
-                           return at::cross_entropy_loss(in[0].to(torch::kFloat32), in[1]);
+                           return Tensors{at::cross_entropy_loss(in[0].to(torch::kFloat32), in[1])};
                          },
-                         [](auto &in) { return ops::crossEntropy(in[0], in[1]); });
+                         [](auto &in) { return Tensors{ops::crossEntropy(in[0], in[1])}; });
       runCases();
     }
   if (wanted("adamw")) {

@@ -28,6 +28,12 @@ struct TesselOps {
   std::function<Tensor(const Tensor &, const Tensor &, const Tensor &)> attention;
   /// RMSNorm over the last dimension: (x, weight, eps) -> same shape and dtype as x.
   std::function<Tensor(const Tensor &, const Tensor &, double)> rmsNorm;
+  /// The residual add fused with the RMSNorm after it: (x, delta, weight, eps) ->
+  /// (x + delta, rmsNorm(x + delta, weight, eps)), in x's dtype (delta: x's, or bf16/f16
+  /// with an f32 x under autocast).
+  std::function<std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &, const Tensor &,
+                                           double)>
+      addRmsNorm;
   /// SwiGLU gate over the fused projection: h [..., 2F] = [a | b] -> silu(a) * b [..., F].
   std::function<Tensor(const Tensor &)> swiglu;
   /// RoPE from the fused projection: (qkv [B, S, 3 * H * D], cos, sin [>= S, D / 2] f32,

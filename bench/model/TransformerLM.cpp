@@ -87,6 +87,18 @@ torch::Tensor RMSNormImpl::forward(const torch::Tensor &x) {
   return (xf * rms * weight).to(x.scalar_type());
 }
 
+std::tuple<torch::Tensor, torch::Tensor> RMSNormImpl::addForward(const torch::Tensor &x,
+                                                                 const torch::Tensor &delta) {
+  if (!delta.defined())
+    return {x, forward(x)};
+  if (kernels == KernelImpl::Tessel) {
+    requireTesselOp(bool(tesselOps().addRmsNorm), "RMSNorm", "Tessel residual-add RMSNorm");
+    return tesselOps().addRmsNorm(x, delta, weight, eps);
+  }
+  torch::Tensor h = x + delta;
+  return {h, forward(h)};
+}
+
 //===-- RoPE ---------------------------------------------------------------===//
 
 RotaryEmbeddingImpl::RotaryEmbeddingImpl(double theta, int64_t dHead, int64_t maxSeqLen,
@@ -192,14 +204,17 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig &config,
   ffn = register_module("ffn", SwiGLU(config.dModel, config.dFF, config.kernels, options));
 }
 
-torch::Tensor TransformerBlockImpl::forward(const torch::Tensor &x) {
-  torch::Tensor h;
+std::tuple<torch::Tensor, torch::Tensor>
+TransformerBlockImpl::forward(const torch::Tensor &x, const torch::Tensor &pending) {
+  torch::Tensor residual, normed, attended;
   {
     NvtxRange range("attention");
-    h = x + attn(ln1(x));
+    std::tie(residual, normed) = ln1->addForward(x, pending);
+    attended = attn(normed);
   }
   NvtxRange range("feed_forward");
-  return h + ffn(ln2(h));
+  std::tie(residual, normed) = ln2->addForward(residual, attended);
+  return {residual, ffn(normed)};
 }
 
 //===-- The model ----------------------------------------------------------===//
@@ -227,10 +242,11 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor &tokens) {
               tokens.sizes());
   TORCH_CHECK(tokens.size(1) <= config_.contextLength, "TransformerLM: sequence of ",
               tokens.size(1), " is longer than the context length ", config_.contextLength);
-  torch::Tensor x = tokenEmbeddings(tokens);
+  torch::Tensor x = tokenEmbeddings(tokens), pending, normed;
   for (size_t i = 0; i < layers.size(); ++i)
-    x = layers[i]->forward(x);
-  return lmHead(lnFinal(x));
+    std::tie(x, pending) = layers[i]->forward(x, pending);
+  std::tie(x, normed) = lnFinal->addForward(x, pending);
+  return lmHead(normed);
 }
 
 void TransformerLMImpl::setAttention(AttentionImpl attention) {

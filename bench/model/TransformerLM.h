@@ -29,6 +29,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <tuple>
 #include <vector>
 
 namespace tessel::model {
@@ -65,6 +66,10 @@ public:
   RMSNormImpl(int64_t dModel, double eps, KernelImpl kernels,
               const torch::TensorOptions &options = {});
   torch::Tensor forward(const torch::Tensor &x);
+  /// The residual add before the norm: (x + delta, forward(x + delta)), one fused kernel
+  /// with Tessel's; an undefined delta adds nothing.
+  std::tuple<torch::Tensor, torch::Tensor> addForward(const torch::Tensor &x,
+                                                      const torch::Tensor &delta);
   torch::Tensor weight;
   double eps;
   KernelImpl kernels;
@@ -112,12 +117,17 @@ public:
 };
 TORCH_MODULE(SwiGLU);
 
-/// One pre-norm block: x + attn(ln1(x)), then h + ffn(ln2(h)). The attention and
-/// feed-forward halves run inside NVTX ranges "attention" and "feed_forward".
+/// One pre-norm block: h = x + attn(ln1(x)), then h + ffn(ln2(h)). Each residual add is
+/// done by the norm after it (RMSNorm::addForward), so the block takes the residual
+/// stream with the previous block's pending output and returns h with its own:
+/// forward(x, pending) = (x + pending + attn(ln1(x + pending)), ffn(ln2(...))). The
+/// attention and feed-forward halves run inside NVTX ranges "attention" and "feed_forward"
+/// (each with the residual add before its norm: the previous half's).
 class TransformerBlockImpl : public torch::nn::Module {
 public:
   TransformerBlockImpl(const ModelConfig &config, const torch::TensorOptions &options = {});
-  torch::Tensor forward(const torch::Tensor &x);
+  std::tuple<torch::Tensor, torch::Tensor> forward(const torch::Tensor &x,
+                                                   const torch::Tensor &pending = {});
   RMSNorm ln1{nullptr}, ln2{nullptr};
   CausalSelfAttention attn{nullptr};
   SwiGLU ffn{nullptr};

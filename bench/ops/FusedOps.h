@@ -8,6 +8,9 @@
 //   rmsNorm(x, w, eps)       x [..., n] (rows of n <= 8192), w [n]: x / rms(x) * w, in x's
 //                            dtype (kernels/rmsnorm.tsl; the weight gradient reduced over
 //                            rows by per-program partials and a column sum, no atomics)
+//   addRmsNorm(x, d, w, eps) (x + d, rmsNorm(x + d, w, eps)): the residual add fused with the
+//                            norm after it; d in x's dtype or, for an f32 x, bf16 or f16
+//                            (autocast); the backward adds the residual's gradient
 //   swiglu(h)                h [..., 2F] = [a | b] (the fused W1/W3 projection): silu(a) * b
 //                            (kernels/swiglu.tsl)
 //   rope(qkv, cos, sin, H)   qkv [B, S, 3 * H * D] -> q, k, v [B, H, S, D] contiguous, q and k
@@ -34,6 +37,9 @@
 namespace tessel::ops {
 
 torch::Tensor rmsNorm(const torch::Tensor &x, const torch::Tensor &weight, double eps);
+std::tuple<torch::Tensor, torch::Tensor> addRmsNorm(const torch::Tensor &x,
+                                                    const torch::Tensor &delta,
+                                                    const torch::Tensor &weight, double eps);
 torch::Tensor swiglu(const torch::Tensor &h);
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> rope(const torch::Tensor &qkv,
                                                              const torch::Tensor &cos,

@@ -10,6 +10,7 @@ void installTesselOps() {
   installFlashAttention();
   model::TesselOps &ops = model::tesselOps();
   ops.rmsNorm = rmsNorm;
+  ops.addRmsNorm = addRmsNorm;
   ops.swiglu = swiglu;
   ops.rope = rope;
   ops.crossEntropy = crossEntropy;

@@ -157,7 +157,7 @@ def main(argv=None):
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--samples", type=int, default=50)
-    p.add_argument("--only", default="", help="comma list: rmsnorm, swiglu, rope, cross_entropy")
+    p.add_argument("--only", default="", help="comma list: rmsnorm, add_rmsnorm, swiglu, rope, cross_entropy")
     p.add_argument("--json", default="")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
@@ -221,6 +221,18 @@ def main(argv=None):
                 return y
             run("rmsnorm " + ("bf16" if dtype == bf16 else "f32"), f"{n_tok}x{n}", 2 * e, [x, w],
                 rmsnorm, tri if triton else None, 3 * e)
+    if want("add_rmsnorm"):
+        # Autocast's residual stream: x f32 + delta bf16 -> (h, rmsnorm(h)), both f32.
+        n = 4096
+        x = torch.randn(n_tok, n, device=dev)
+        delta = torch.randn(n_tok, n, dtype=bf16, device=dev)
+        w = torch.randn(n, device=dev)
+
+        def add_rmsnorm(x, delta, w):
+            h = x + delta
+            return h, rmsnorm(h, w)
+        run("add_rmsnorm f32+bf16", f"{n_tok}x{n}", 14 * n_tok * n, [x, delta, w], add_rmsnorm,
+            None, 18 * n_tok * n)
     if want("swiglu"):
         dff = 8192
         h = torch.randn(n_tok, 2 * dff, dtype=bf16, device=dev)

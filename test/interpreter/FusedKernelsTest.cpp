@@ -79,6 +79,64 @@ TEST_P(FusedKernelsTest, RmsNormForwardAndBackward) {
   }
 }
 
+// The residual add fused with the norm, x and h in T, delta in bf16 (the f32 instance is
+// autocast's mixed package): h = x + delta, y = rmsnorm(h) * w; backward dx = dh + the
+// norm's gradient, stored in T and, for delta, in bf16.
+TEST_P(FusedKernelsTest, AddRmsNormForwardAndBackward) {
+  int rows = 21, n = 300;
+  double eps = 1e-5;
+  std::vector<std::string> types = {"T=" + dt(), "D=bf16", "BLOCK=1024"};
+  SourceKernel fwd = compileKernel("rmsnorm.tsl", "add_rmsnorm_fwd", types);
+  types.push_back("R=4");
+  SourceKernel bwd = compileKernel("rmsnorm.tsl", "add_rmsnorm_bwd", types);
+  SourceKernel colsum = compileKernel("rmsnorm.tsl", "column_sum", {"BLOCK=128", "PARTS=2"});
+  ASSERT_TRUE(fwd.kernel && bwd.kernel && colsum.kernel);
+  size_t size = size_t(rows * n);
+  HostTensor x = randomTensor(dt(), size, 1), delta = randomTensor("bf16", size, 2);
+  HostTensor dy = randomTensor(dt(), size, 3), dh = randomTensor(dt(), size, 4);
+  HostTensor w = randomTensor("f32", size_t(n), 5), h(dt(), size), y(dt(), size), rstd = f32(rows);
+  HostTensor dx(dt(), size), ddelta("bf16", size), partial = f32(size_t(2 * n)), dw = f32(size_t(n));
+  MemoryMap mem;
+  for (auto [t, name] : {std::pair{&x, "x"}, {&delta, "delta"}, {&dy, "dy"}, {&dh, "dh"},
+                         {&w, "w"}, {&h, "h"}, {&y, "y"}, {&rstd, "rstd"}, {&dx, "dx"},
+                         {&ddelta, "ddelta"}, {&partial, "partial"}, {&dw, "dw"}})
+    mem.add(t->data(), t->bytes.size(), name);
+  ASSERT_EQ(run(fwd, {rows}, {h.data(), y.data(), rstd.data(), x.data(), delta.data(), w.data(), n,
+                              float(eps)}, mem), "");
+  ASSERT_EQ(run(bwd, {2}, {dx.data(), ddelta.data(), partial.data(), dy.data(), dh.data(), h.data(),
+                           w.data(), rstd.data(), rows, n, 16, 1}, mem), "");
+  ASSERT_EQ(run(colsum, {3}, {dw.data(), partial.data(), 2, n}, mem), "");
+  std::vector<double> dwRef(size_t(n), 0.0), dwScale(size_t(n), 0.0);
+  for (int r = 0; r < rows; ++r) {
+    auto at = [&](int c) { return size_t(r * n + c); };
+    double ss = 0;
+    for (int c = 0; c < n; ++c) {
+      double sum = double(x.get(at(c))) + delta.get(at(c));
+      EXPECT_WITHIN(h.get(at(c)), sum, rel() * std::fabs(sum), "h " << r << "," << c);
+      ss += double(h.get(at(c))) * h.get(at(c)); // the norm reads h as stored
+    }
+    double inv = 1 / std::sqrt(ss / n + eps), dot = 0, scale = 0;
+    EXPECT_WITHIN(rstd.get(size_t(r)), inv, 1e-5 * inv, "rstd row " << r);
+    for (int c = 0; c < n; ++c) {
+      double hh = h.get(at(c)) * inv, g = dy.get(at(c)) * double(w.get(size_t(c)));
+      dot += hh * g, scale += std::fabs(hh * g);
+      dwRef[size_t(c)] += dy.get(at(c)) * hh, dwScale[size_t(c)] += std::fabs(dy.get(at(c)) * hh);
+      double ref = hh * w.get(size_t(c));
+      EXPECT_WITHIN(y.get(at(c)), ref, rel() * std::fabs(ref) + 1e-6, "y " << r << "," << c);
+    }
+    for (int c = 0; c < n; ++c) {
+      double hh = h.get(at(c)) * inv, g = dy.get(at(c)) * double(w.get(size_t(c)));
+      double ref = (g - hh * dot / n) * inv + dh.get(at(c));
+      double bound = 1e-5 * scale / n * inv + 1e-6;
+      EXPECT_WITHIN(dx.get(at(c)), ref, rel() * std::fabs(ref) + bound, "dx " << r << "," << c);
+      EXPECT_WITHIN(ddelta.get(at(c)), ref, (0x1p-8 + 4e-6) * std::fabs(ref) + bound,
+                    "ddelta " << r << "," << c);
+    }
+  }
+  for (int c = 0; c < n; ++c)
+    EXPECT_WITHIN(dw.get(size_t(c)), dwRef[size_t(c)], 1e-5 * dwScale[size_t(c)] + 1e-6, "dw " << c);
+}
+
 TEST_P(FusedKernelsTest, SwiGLUForwardAndBackward) {
   int rows = 3, dff = 300, width = 2 * dff; // BLOCK 256: two column blocks, the second ragged
   SourceKernel fwd = compileKernel("swiglu.tsl", "swiglu_fwd", {"T=" + dt(), "BLOCK=256"});

@@ -107,6 +107,49 @@ TEST_P(FusedOpsTest, RmsNorm) {
   }
 }
 
+// The residual add fused with the norm: delta in x's dtype, and (autocast's case) a bf16
+// delta added to an f32 x. Both outputs are used downstream, so both gradients flow in.
+TEST_P(FusedOpsTest, AddRmsNorm) {
+  std::vector<torch::ScalarType> deltaTypes = {dtype()};
+  if (dtype() == torch::kFloat32)
+    deltaTypes.push_back(torch::kBFloat16);
+  for (torch::ScalarType deltaType : deltaTypes)
+    for (auto [rows, n] : {std::pair{37, 1000}, {130, 1600}, {3, 8192}, {1, 1}}) {
+      SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(n) + ", delta " +
+                   std::string(c10::toString(deltaType)));
+      torch::Tensor x = randomIn({rows, n}, dtype()), delta = randomIn({rows, n}, deltaType);
+      torch::Tensor dh = randomIn({rows, n}, dtype()), dy = randomIn({rows, n}, dtype());
+      torch::Tensor w = randomIn({n}, torch::kFloat32);
+      double eps = 1e-5;
+      // float64 reference: h takes the value the kernel stores (x + delta rounded to x's
+      // dtype) with the gradient of x + delta.
+      torch::Tensor xr = x.clone().requires_grad_(true), dr = delta.clone().requires_grad_(true);
+      torch::Tensor wr = w.clone().requires_grad_(true);
+      torch::Tensor sum = x + delta, rounded = sum.to(dtype()).to(torch::kFloat64);
+      torch::Tensor hr = xr + dr + (rounded - sum);
+      torch::Tensor yr = hr * torch::rsqrt(hr.square().mean(-1, true) + eps) * wr;
+      torch::autograd::backward({hr, yr}, {dh, dy});
+      torch::Tensor xt = x.to(dtype()).requires_grad_(true);
+      torch::Tensor dt = delta.to(deltaType).requires_grad_(true);
+      torch::Tensor wt = w.to(torch::kFloat32).requires_grad_(true);
+      auto [h, y] = ops::addRmsNorm(xt, dt, wt, eps);
+      EXPECT_EQ(h.scalar_type(), dtype());
+      EXPECT_EQ(y.scalar_type(), dtype());
+      torch::autograd::backward({h, y}, {dh.to(dtype()), dy.to(dtype())});
+      double rel = rounding(dtype());
+      expectClose("h", h, hr.detach(), rel, 1e-6);
+      expectClose("y", y, yr.detach(), rel, 1e-6);
+      torch::Tensor rstd = torch::rsqrt(rounded.square().mean(-1, true) + eps);
+      torch::Tensor rowScale = (dy * w).abs().mean(-1, true) * rstd;
+      expectClose("dx", xt.grad(), xr.grad(), rel, rowScale * 4 * rel + 1e-6);
+      EXPECT_EQ(dt.grad().scalar_type(), deltaType);
+      expectClose("ddelta", dt.grad(), dr.grad(), std::max(rel, rounding(deltaType)),
+                  rowScale * 4 * rel + 1e-6);
+      torch::Tensor colScale = (dy * rounded * rstd).abs().sum(0);
+      expectClose("dw", wt.grad(), wr.grad(), 1e-5, colScale * 1e-5 + 1e-6);
+    }
+}
+
 TEST_P(FusedOpsTest, SwiGLU) {
   for (auto [rows, dff] : {std::pair{7, 1000}, {33, 1376}, {2, 4097}, {1, 1}}) {
     SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(dff));
@@ -410,6 +453,16 @@ TEST(FusedOpsErrors, NameWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(message([&] { ops::rmsNorm(torch::ones({2, 9000}, cuda), torch::ones({9000}, cuda), 1e-5); })
                 .find("longer than the 8192"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              ops::addRmsNorm(torch::ones({2, 4}, cuda), torch::ones({2, 5}, cuda),
+                              torch::ones({4}, cuda), 1e-5);
+            }).find("rms_norm: the residual add needs delta of x's shape"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              ops::addRmsNorm(torch::ones({2, 4}, cuda.dtype(torch::kBFloat16)),
+                              torch::ones({2, 4}, cuda), torch::ones({4}, cuda), 1e-5);
+            }).find("delta must have x's dtype"),
             std::string::npos);
   EXPECT_NE(message([&] { ops::swiglu(torch::ones({2, 5}, cuda)); }).find("swiglu: h must be"),
             std::string::npos);
