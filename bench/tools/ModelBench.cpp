@@ -17,6 +17,7 @@
 #include "bench/tools/CudaSupport.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
+#include "bench/tools/StepProfile.h"
 #include "bench/tools/Subcommand.h"
 
 #include <c10/util/Exception.h>
@@ -63,7 +64,7 @@ struct Options {
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   double lr = 1e-3;
   std::string device = "auto", adamw = "auto", snapshotDir = ".";
-  std::string json, csv, markdownFile, lossCurve;
+  std::string json, csv, markdownFile, lossCurve, profile;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
 };
 
@@ -418,6 +419,24 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       if (!match)
         failed = true;
     }
+    if (!options.profile.empty() && useCuda) {
+      // Three more steps (after the timings, the graph check and the memory snapshot),
+      // uncaptured and without the phase timer's synchronisations. A profiler that cannot
+      // record is reported, not counted against the timings.
+      try {
+        tessel::bench::StepProfile profile =
+            tessel::bench::profileSteps([&] { runner.stepBody(); }, 3);
+        tessel::bench::appendProfileMarkdown(profile, label, options.profile);
+        r.set("profile_wall_ms", profile.wallMs / double(profile.steps));
+        r.set("profile_gpu_kernel_ms", profile.kernelMs() / double(profile.steps));
+      } catch (const c10::OutOfMemoryError &) {
+        throw;
+      } catch (const std::exception &e) {
+        std::string message = e.what();
+        std::cerr << "tessel-bench model: --profile: " << message.substr(0, message.find('\n'))
+                  << "\n";
+      }
+    }
     const Value *step = r.get("step_ms_mean");
     summary = step ? tessel::bench::formatValue(*step) + " ms/step" : "done";
   } catch (const c10::OutOfMemoryError &) {
@@ -514,6 +533,10 @@ int runModel(int argc, char **argv) {
   flags.add("loss-curve", "FILE",
             "append every step's loss as CSV lines (configuration,step,loss); the batch is fixed",
             o.lossCurve);
+  flags.add("profile", "FILE",
+            "profile 3 more uncaptured steps of each configuration (GPU time per kernel and "
+            "per source: Tessel, cuBLAS, LibTorch; GPU idle) and append the tables to FILE",
+            o.profile);
   flags.addSwitch("markdown", "print the table as markdown", o.markdown);
   flags.addSwitch("quiet", "no progress lines on stderr", o.quiet);
   if (auto exit = flags.parseOrExit(argc, argv))
@@ -579,6 +602,8 @@ int runModel(int argc, char **argv) {
     return usageError("--device cuda: no usable CUDA GPU");
   if ((o.memory || o.cudaGraph) && !cuda)
     return usageError("--memory and --cuda-graph need a CUDA GPU");
+  if (!o.profile.empty() && !cuda)
+    return usageError("--profile needs a CUDA GPU");
   if (o.verify && !o.cudaGraph)
     return usageError("--verify checks --cuda-graph; give both");
   if (o.cudaGraph && o.warmup < 1)
