@@ -57,7 +57,7 @@ void AdamW::step() {
   // Parameters without a gradient are skipped, their step counts too (as torch.optim's).
   std::vector<size_t> stepped;
   for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].grad().defined())
+    if (gradOf(i).defined())
       stepped.push_back(i);
   if (stepped.empty())
     return;
@@ -66,32 +66,68 @@ void AdamW::step() {
     requireTesselOp(bool(tesselOps().adamw), "AdamW", "Tessel AdamW");
     Tensors t = gather(stepped);
     at::_foreach_add_(t.steps, 1);
-    tesselOps().adamw(t.params, t.grads, t.expAvg, t.expAvgSq, t.steps, o.lr, o.beta1, o.beta2,
-                      o.eps, o.weightDecay);
+    tesselOps().adamw(t.params, t.grads, t.expAvg, t.expAvgSq, t.steps, t.copies, o.lr,
+                      o.beta1, o.beta2, o.eps, o.weightDecay);
     return;
   }
   if (o.impl == AdamWImpl::Fused) {
     Tensors t = gather(stepped);
+    // LibTorch's update takes gradients in the parameters' dtype.
+    for (size_t k = 0; k < t.grads.size(); ++k)
+      t.grads[k] = t.grads[k].to(t.params[k].scalar_type());
     at::_foreach_add_(t.steps, 1);
     at::_fused_adamw_(t.params, t.grads, t.expAvg, t.expAvgSq, /*max_exp_avg_sqs=*/{}, t.steps,
                       o.lr, o.beta1, o.beta2, o.weightDecay, o.eps, /*amsgrad=*/false,
                       /*maximize=*/false);
-    return;
+  } else {
+    // torch.optim.AdamW's multi-tensor path (not capturable: the steps are host numbers),
+    // one group per step count (one group unless some parameter skipped steps).
+    std::map<int64_t, std::vector<size_t>> byStep;
+    for (size_t i : stepped)
+      byStep[++hostSteps_[i]].push_back(i);
+    for (const auto &[step, group] : byStep)
+      foreachStep(group, double(step));
   }
-  // torch.optim.AdamW's multi-tensor path (not capturable: the steps are host numbers),
-  // one group per step count (one group unless some parameter skipped steps).
-  std::map<int64_t, std::vector<size_t>> byStep;
+  std::vector<torch::Tensor> copies, masters;
   for (size_t i : stepped)
-    byStep[++hostSteps_[i]].push_back(i);
-  for (const auto &[step, group] : byStep)
-    foreachStep(group, double(step));
+    if (!copies_.empty() && copies_[i].defined())
+      copies.push_back(copies_[i]), masters.push_back(params_[i]);
+  if (!copies.empty())
+    at::_foreach_copy_(copies, masters);
+}
+
+void AdamW::setWorkingCopies(std::vector<torch::Tensor> copies) {
+  if (copies.size() != params_.size())
+    throw std::invalid_argument("AdamW: one working copy (or an undefined tensor) per parameter");
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const torch::Tensor &c = copies[i], &p = params_[i];
+    if (!c.defined())
+      continue;
+    if (c.sizes() != p.sizes() || c.device() != p.device() || !c.is_floating_point() ||
+        p.scalar_type() != torch::kFloat32 || c.scalar_type() == torch::kFloat32)
+      throw std::invalid_argument("AdamW: parameter " + std::to_string(i) +
+                                  ": a working copy is a bf16 or f16 tensor of an f32 "
+                                  "parameter's shape, on its device");
+  }
+  copies_ = std::move(copies);
+}
+
+torch::Tensor AdamW::gradOf(size_t i) const {
+  if (copies_.empty() || !copies_[i].defined())
+    return params_[i].grad();
+  if (params_[i].grad().defined())
+    throw std::runtime_error("AdamW: parameter " + std::to_string(i) +
+                             " has a gradient on both the f32 master and its working copy; "
+                             "compute with one of them");
+  return copies_[i].grad();
 }
 
 AdamW::Tensors AdamW::gather(const std::vector<size_t> &indices) const {
   Tensors t;
   for (size_t i : indices) {
     t.params.push_back(params_[i]);
-    t.grads.push_back(params_[i].grad());
+    t.grads.push_back(gradOf(i));
+    t.copies.push_back(copies_.empty() ? torch::Tensor() : copies_[i]);
     t.expAvg.push_back(expAvg_[i]);
     t.expAvgSq.push_back(expAvgSq_[i]);
     t.steps.push_back(steps_[i]);
@@ -102,7 +138,9 @@ AdamW::Tensors AdamW::gather(const std::vector<size_t> &indices) const {
 void AdamW::foreachStep(const std::vector<size_t> &group, double step) {
   const AdamWOptions &o = options_;
   Tensors t = gather(group);
-  auto &[params, grads, expAvg, expAvgSq, steps] = t;
+  auto &[params, grads, expAvg, expAvgSq, steps, copies] = t;
+  for (size_t k = 0; k < grads.size(); ++k)
+    grads[k] = grads[k].to(params[k].scalar_type());
   at::_foreach_add_(steps, 1);
   double biasCorrection1 = 1 - std::pow(o.beta1, step);
   double biasCorrection2 = 1 - std::pow(o.beta2, step);
@@ -117,15 +155,21 @@ void AdamW::foreachStep(const std::vector<size_t> &group, double step) {
 }
 
 void AdamW::zeroGrad(bool setToNone) {
-  for (torch::Tensor &p : params_) {
-    torch::Tensor &grad = p.mutable_grad();
-    if (!grad.defined())
-      continue;
-    if (setToNone)
-      grad = torch::Tensor();
-    else
-      grad.zero_();
-  }
+  for (torch::Tensor &p : params_)
+    zeroGradOf(p, setToNone);
+  for (torch::Tensor &c : copies_)
+    if (c.defined())
+      zeroGradOf(c, setToNone);
+}
+
+void AdamW::zeroGradOf(torch::Tensor &p, bool setToNone) {
+  torch::Tensor &grad = p.mutable_grad();
+  if (!grad.defined())
+    return;
+  if (setToNone)
+    grad = torch::Tensor();
+  else
+    grad.zero_();
 }
 
 } // namespace tessel::model

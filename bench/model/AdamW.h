@@ -47,8 +47,16 @@ public:
   /// One update of every parameter that has a gradient. The state (moments,
   /// step counts) is created on the first call.
   void step();
-  /// Drops the gradients (setToNone) or zeroes them in place.
+  /// Drops the gradients (setToNone) or zeroes them in place (the copies' too).
   void zeroGrad(bool setToNone = true);
+  /// Pairs parameters with working copies, one entry per parameter in params() order
+  /// (undefined: none): a bf16 or f16 copy of an f32 parameter that the model computes
+  /// with, e.g. under autocast, instead of casting the parameter on every forward. The
+  /// copy's gradient is the parameter's, and every step writes the new value into the copy
+  /// too (the parameter stays the f32 master). Gradients then accumulate in the copy's
+  /// dtype: with one backward per step this is exactly what autocast computes.
+  void setWorkingCopies(std::vector<torch::Tensor> copies);
+  const std::vector<torch::Tensor> &workingCopies() const { return copies_; }
 
   const std::vector<torch::Tensor> &params() const { return params_; }
   const AdamWOptions &options() const { return options_; }
@@ -60,13 +68,16 @@ private:
   void initState();
   /// The tensors of the parameters `indices`, as the fused and foreach ops take them.
   struct Tensors {
-    std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps;
+    std::vector<torch::Tensor> params, grads, expAvg, expAvgSq, steps, copies;
   };
+  /// The gradient of parameter i: its working copy's when it has one.
+  torch::Tensor gradOf(size_t i) const;
+  static void zeroGradOf(torch::Tensor &tensor, bool setToNone);
   Tensors gather(const std::vector<size_t> &indices) const;
   /// The foreach update of the parameters `group`, whose step count is `step`.
   void foreachStep(const std::vector<size_t> &group, double step);
 
-  std::vector<torch::Tensor> params_, expAvg_, expAvgSq_, steps_;
+  std::vector<torch::Tensor> params_, expAvg_, expAvgSq_, steps_, copies_;
   AdamWOptions options_;
   std::vector<int64_t> hostSteps_; // per parameter, host copies for the foreach path
 };

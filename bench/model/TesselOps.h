@@ -29,8 +29,9 @@ struct TesselOps {
   /// RMSNorm over the last dimension: (x, weight, eps) -> same shape and dtype as x.
   std::function<Tensor(const Tensor &, const Tensor &, double)> rmsNorm;
   /// The residual add fused with the RMSNorm after it: (x, delta, weight, eps) ->
-  /// (x + delta, rmsNorm(x + delta, weight, eps)), in x's dtype (delta: x's, or bf16/f16
-  /// with an f32 x under autocast).
+  /// (x + delta in x's dtype, rmsNorm(x + delta, weight, eps) in delta's dtype), delta in
+  /// x's dtype or, under autocast, bf16/f16 with an f32 x (the norm's output is then the
+  /// next linear's input in autocast's dtype).
   std::function<std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &, const Tensor &,
                                            double)>
       addRmsNorm;
@@ -47,9 +48,10 @@ struct TesselOps {
   /// dtype under autocast (as at::linear).
   std::function<Tensor(const Tensor &x, const Tensor &weight)> linear;
   /// One AdamW update of (params, grads, exp_avg, exp_avg_sq, steps (f32, already
-  /// incremented), lr, beta1, beta2, eps, weight_decay).
+  /// incremented), working copies (empty, or per parameter an undefined tensor or its
+  /// bf16/f16 copy to write), lr, beta1, beta2, eps, weight_decay).
   std::function<void(const Tensors &, const Tensors &, const Tensors &, const Tensors &,
-                     const Tensors &, double, double, double, double, double)>
+                     const Tensors &, const Tensors &, double, double, double, double, double)>
       adamw;
 };
 

@@ -5,6 +5,7 @@
 #include "bench/model/TesselOps.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/utils.h>
 
@@ -51,11 +52,15 @@ void LinearImpl::resetParameters() {
 }
 
 torch::Tensor LinearImpl::forward(const torch::Tensor &x) {
+  at::DeviceType device = weight.device().type();
+  bool useCopy = workingWeight.defined() && at::autocast::is_autocast_enabled(device) &&
+                 at::autocast::get_autocast_dtype(device) == workingWeight.scalar_type();
+  const torch::Tensor &w = useCopy ? workingWeight : weight;
   if (matmul == MatmulImpl::Tessel) {
     requireTesselOp(bool(tesselOps().linear), "linear", "Tessel matmul");
-    return tesselOps().linear(x, weight);
+    return tesselOps().linear(x, w);
   }
-  return at::linear(x, weight);
+  return at::linear(x, w);
 }
 
 EmbeddingImpl::EmbeddingImpl(int64_t vocabSize, int64_t dModel,
@@ -275,6 +280,26 @@ void TransformerLMImpl::setMatmul(MatmulImpl matmul) {
     block->ffn->w13->matmul = matmul;
     block->ffn->w2->matmul = matmul;
   }
+}
+
+std::vector<torch::Tensor> TransformerLMImpl::makeWorkingCopies(torch::ScalarType dtype) {
+  if (dtype != torch::kBFloat16 && dtype != torch::kHalf)
+    throw std::invalid_argument("TransformerLM: working copies are bf16 or f16");
+  std::vector<Linear> linears = {lmHead};
+  for (TransformerBlock &block : layers)
+    for (Linear l : {block->attn->qkvProj, block->attn->outputProj, block->ffn->w13, block->ffn->w2})
+      linears.push_back(l);
+  torch::NoGradGuard noGrad;
+  for (Linear &l : linears)
+    l->workingWeight = l->weight.detach().to(dtype).contiguous().requires_grad_(true);
+  std::vector<torch::Tensor> copies;
+  for (const torch::Tensor &p : parameters()) {
+    copies.emplace_back();
+    for (Linear &l : linears)
+      if (l->weight.is_same(p))
+        copies.back() = l->workingWeight;
+  }
+  return copies;
 }
 
 int64_t TransformerLMImpl::numParameters() const {

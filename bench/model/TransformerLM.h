@@ -45,6 +45,10 @@ public:
   /// Re-draws the weight: truncated normal, std sqrt(2 / (in + out)), cut at +-3 std.
   void resetParameters();
   torch::Tensor weight;
+  /// A bf16 or f16 copy of weight that the forward computes with under autocast to its
+  /// dtype, instead of casting weight on every call (its gradient lands on the copy). The
+  /// optimizer keeps it equal to weight: TransformerLMImpl::makeWorkingCopies.
+  torch::Tensor workingWeight;
   int64_t inFeatures, outFeatures, fusedBlocks;
   MatmulImpl matmul = MatmulImpl::Torch; ///< Tessel: tesselOps().linear, forward and backward.
 };
@@ -67,7 +71,8 @@ public:
               const torch::TensorOptions &options = {});
   torch::Tensor forward(const torch::Tensor &x);
   /// The residual add before the norm: (x + delta, forward(x + delta)), one fused kernel
-  /// with Tessel's; an undefined delta adds nothing.
+  /// with Tessel's (whose norm output comes in delta's dtype: under autocast, the bf16 the
+  /// next linear reads); an undefined delta adds nothing.
   std::tuple<torch::Tensor, torch::Tensor> addForward(const torch::Tensor &x,
                                                       const torch::Tensor &delta);
   torch::Tensor weight;
@@ -148,6 +153,10 @@ public:
   void setAttention(AttentionImpl attention);
   void setKernels(KernelImpl kernels);
   void setMatmul(MatmulImpl matmul);
+  /// Gives every linear's weight a working copy in `dtype` (bf16 or f16; see
+  /// LinearImpl::workingWeight). Returns one entry per parameters() element (the copy, or
+  /// undefined) for AdamW::setWorkingCopies, whose steps keep the copies current.
+  std::vector<torch::Tensor> makeWorkingCopies(torch::ScalarType dtype);
   const ModelConfig &config() const { return config_; }
   /// Number of parameter elements actually held (== config().parameterCount()).
   int64_t numParameters() const;

@@ -10,7 +10,8 @@
 //                            rows by per-program partials and a column sum, no atomics)
 //   addRmsNorm(x, d, w, eps) (x + d, rmsNorm(x + d, w, eps)): the residual add fused with the
 //                            norm after it; d in x's dtype or, for an f32 x, bf16 or f16
-//                            (autocast); the backward adds the residual's gradient
+//                            (autocast); the sum in x's dtype, the norm in d's (the next
+//                            linear's input); the backward adds the residual's gradient
 //   swiglu(h)                h [..., 2F] = [a | b] (the fused W1/W3 projection): silu(a) * b
 //                            (kernels/swiglu.tsl)
 //   rope(qkv, cos, sin, H)   qkv [B, S, 3 * H * D] -> q, k, v [B, H, S, D] contiguous, q and k
@@ -62,12 +63,16 @@ struct AdamWHyper {
 
 /// One AdamW update (torch.optim.AdamW's, decoupled weight decay, bias correction from each
 /// parameter's step count, already incremented) of every parameter in one launch per
-/// (param dtype, grad dtype) group (kernels/adamw.tsl). expAvg and expAvgSq are f32 and
-/// contiguous; steps are f32 scalars on the device, so a captured CUDA graph stays right.
+/// (param dtype, grad dtype, copy dtype) group (kernels/adamw.tsl). expAvg and expAvgSq
+/// are f32 and contiguous; steps are f32 scalars on the device, so a captured CUDA graph
+/// stays right. `copies` is empty or one tensor per parameter: where defined, the
+/// parameter's working copy (bf16 or f16, of an f32 parameter, whose gradient is in that
+/// dtype too), written with the new value in the same pass.
 void adamwStep(const std::vector<torch::Tensor> &params, const std::vector<torch::Tensor> &grads,
                const std::vector<torch::Tensor> &expAvg,
                const std::vector<torch::Tensor> &expAvgSq,
-               const std::vector<torch::Tensor> &steps, const AdamWHyper &hyper);
+               const std::vector<torch::Tensor> &steps, const AdamWHyper &hyper,
+               const std::vector<torch::Tensor> &copies = {});
 
 /// Installs every op above in the model's TesselOps table (and FlashAttention's too).
 void installTesselOps();

@@ -16,9 +16,10 @@ void installTesselOps() {
   ops.crossEntropy = crossEntropy;
   ops.linear = linear;
   ops.adamw = [](const auto &params, const auto &grads, const auto &expAvg,
-                 const auto &expAvgSq, const auto &steps, double lr, double beta1,
-                 double beta2, double eps, double weightDecay) {
-    adamwStep(params, grads, expAvg, expAvgSq, steps, {lr, beta1, beta2, eps, weightDecay});
+                 const auto &expAvgSq, const auto &steps, const auto &copies, double lr,
+                 double beta1, double beta2, double eps, double weightDecay) {
+    adamwStep(params, grads, expAvg, expAvgSq, steps, {lr, beta1, beta2, eps, weightDecay},
+              copies);
   };
 }
 

@@ -88,9 +88,10 @@ struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
   }
 };
 
-/// (h, y) = (x + delta, rmsnorm(x + delta) * w). Saves h (as the norm's input), the weight
-/// and rstd; the backward's dx = dh + the norm's gradient, stored for x and, in delta's
-/// dtype, for delta (the same tensor when the dtypes agree and neither is a leaf).
+/// (h, y) = (x + delta, rmsnorm(x + delta) * w), h in x's dtype and y in delta's (the next
+/// linear's input under autocast). Saves h (as the norm's input), the weight and rstd; the
+/// backward's dx = dh + the norm's gradient, stored for x and, in delta's dtype, for delta
+/// (the same tensor when the dtypes agree and neither is a leaf).
 struct AddRmsNormFunction : public torch::autograd::Function<AddRmsNormFunction> {
   static torch::autograd::tensor_list forward(torch::autograd::AutogradContext *ctx,
                                               const torch::Tensor &x, const torch::Tensor &delta,
@@ -99,7 +100,8 @@ struct AddRmsNormFunction : public torch::autograd::Function<AddRmsNormFunction>
     torch::Tensor xRows = x.reshape({-1, n}).contiguous();
     torch::Tensor deltaRows = delta.reshape({-1, n}).contiguous();
     torch::Tensor w = weight.to(torch::kFloat32).contiguous();
-    torch::Tensor h = torch::empty_like(xRows), y = torch::empty_like(xRows);
+    torch::Tensor h = torch::empty_like(xRows);
+    torch::Tensor y = torch::empty_like(xRows, xRows.options().dtype(delta.scalar_type()));
     torch::Tensor rstd = torch::empty({xRows.size(0)}, xRows.options().dtype(torch::kFloat32));
     if (xRows.numel() > 0)
       addKernel("add_rmsnorm_fwd", x.scalar_type(), delta.scalar_type())
@@ -125,11 +127,11 @@ struct AddRmsNormFunction : public torch::autograd::Function<AddRmsNormFunction>
     auto deltaDtype = torch::ScalarType(ctx->saved_data["delta_dtype"].toInt());
     std::vector<int64_t> shape = ctx->saved_data["shape"].toIntVector();
     int64_t nRows = h.size(0), n = h.size(1);
-    auto rowsOf = [&](const torch::Tensor &g) {
-      return g.defined() ? g.reshape({nRows, n}).to(h.scalar_type()).contiguous()
-                         : torch::zeros_like(h);
+    auto rowsOf = [&](const torch::Tensor &g, torch::ScalarType dtype) {
+      return g.defined() ? g.reshape({nRows, n}).to(dtype).contiguous()
+                         : torch::zeros_like(h, h.options().dtype(dtype));
     };
-    torch::Tensor dh = rowsOf(grads[0]), dy = rowsOf(grads[1]);
+    torch::Tensor dh = rowsOf(grads[0], h.scalar_type()), dy = rowsOf(grads[1], deltaDtype);
     torch::Tensor dx = torch::empty_like(h);
     bool share = deltaDtype == h.scalar_type() && ctx->saved_data["share_grad"].toBool();
     torch::Tensor ddelta = share ? dx : torch::empty_like(h, h.options().dtype(deltaDtype));

@@ -63,7 +63,7 @@ struct Options {
   int64_t batch = 4, warmup = 3, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   double lr = 1e-3;
-  std::string device = "auto", adamw = "auto", snapshotDir = ".";
+  std::string device = "auto", adamw = "auto", weightCast = "auto", snapshotDir = ".";
   std::string json, csv, markdownFile, lossCurve, profile;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
 };
@@ -131,6 +131,16 @@ std::string adamwFor(const std::string &flag, tessel::model::KernelImpl kernels)
   return kernels == tessel::model::KernelImpl::Tessel ? "tessel" : "fused";
 }
 
+/// --weight-cast auto: the optimizer's bf16 copies for a bf16 train step on Tessel's kernels;
+/// autocast's casts wherever there is no optimizer or no autocast.
+std::string weightCastFor(const std::string &flag, const Config &config) {
+  if (config.mode != Mode::TrainStep || !config.bf16)
+    return "autocast";
+  if (flag != "auto")
+    return flag;
+  return config.model.kernels == tessel::model::KernelImpl::Tessel ? "optimizer" : "autocast";
+}
+
 /// Everything one configuration needs: model, data, optimizer, timings.
 class Runner {
 public:
@@ -151,6 +161,10 @@ public:
       o.lr = options_.lr;
       o.impl = tessel::model::parseAdamWImpl(adamwFor(options_.adamw, config_.model.kernels));
       optimizer_.emplace(lm_->parameters(), o);
+      // The linears compute with bf16 copies that AdamW writes with each update, instead of
+      // autocast casting every weight per forward and every gradient back per backward.
+      if (weightCastFor(options_.weightCast, config_) == "optimizer")
+        optimizer_->setWorkingCopies(lm_->makeWorkingCopies(torch::kBFloat16));
     }
   }
 
@@ -363,6 +377,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
     Config withKernels = config;
     withKernels.model.kernels = kernels;
     withKernels.model.matmul = matmul;
+    r.set("weight_cast", weightCastFor(options.weightCast, withKernels));
     Runner runner(options, withKernels, device);
     runner.build();
     runner.model()->setAttention(attention);
@@ -522,6 +537,10 @@ int runModel(int argc, char **argv) {
   flags.add("lr", "X", "AdamW learning rate", o.lr);
   flags.add("adamw", "IMPL",
             "auto (tessel with --kernels tessel, else fused) | fused | foreach | tessel", o.adamw);
+  flags.add("weight-cast", "HOW",
+            "bf16 weights of a train step: auto (optimizer with --kernels tessel) | autocast "
+            "(cast on every forward) | optimizer (bf16 copies AdamW writes)",
+            o.weightCast);
   flags.addSwitch("memory", "report peak memory and write allocator snapshots", o.memory);
   flags.add("snapshot-dir", "DIR", "where --memory writes memory_*.pickle", o.snapshotDir);
   flags.addSwitch("cuda-graph", "capture the whole step in a CUDA graph and replay it",
@@ -582,6 +601,9 @@ int runModel(int argc, char **argv) {
       matmuls.push_back(tessel::model::parseMatmulImpl(m));
     if (o.adamw != "auto")
       tessel::model::parseAdamWImpl(o.adamw);
+    if (o.weightCast != "auto" && o.weightCast != "autocast" && o.weightCast != "optimizer")
+      throw std::invalid_argument("unknown --weight-cast '" + o.weightCast +
+                                  "' (expected auto, autocast or optimizer)");
     for (int64_t context : o.contexts)
       if (context <= 0)
         throw std::invalid_argument("context lengths must be positive");

@@ -238,6 +238,63 @@ TEST(HarnessModel, AdamWMatchesLibTorchAdamW) {
   }
 }
 
+/// bf16 working copies that AdamW writes (what --weight-cast optimizer runs) against
+/// autocast casting the f32 weights: the same bf16 weights and weight gradients, so the
+/// same losses and parameters; the copies stay the rounding of the masters. CPU autocast.
+TEST(HarnessModel, WorkingCopiesMatchAutocastCasts) {
+  for (AdamWImpl impl : {AdamWImpl::Fused, AdamWImpl::Foreach}) {
+    SCOPED_TRACE(toString(impl));
+    auto train = [&](bool copies) {
+      TransformerLM lm = tinyModel();
+      torch::Tensor tokens = randomTokens(4, 16, 97, 6), targets = randomTokens(4, 16, 97, 7);
+      AdamWOptions options;
+      options.lr = 3e-3, options.impl = impl;
+      AdamW optimizer(lm->parameters(), options);
+      if (copies)
+        optimizer.setWorkingCopies(lm->makeWorkingCopies(torch::kBFloat16));
+      std::vector<double> losses;
+      for (int step = 0; step < 4; ++step) {
+        optimizer.zeroGrad();
+        torch::Tensor loss;
+        {
+          AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
+          loss = crossEntropy(lm->forward(tokens), targets);
+        }
+        loss.backward();
+        optimizer.step();
+        losses.push_back(loss.item<double>());
+      }
+      for (size_t i = 0; i < optimizer.workingCopies().size(); ++i)
+        if (const torch::Tensor &c = optimizer.workingCopies()[i]; c.defined())
+          EXPECT_TRUE(torch::equal(c, optimizer.params()[i].detach().to(torch::kBFloat16)))
+              << "copy " << i;
+      std::vector<torch::Tensor> flat;
+      for (auto &p : lm->parameters())
+        flat.push_back(p.detach().flatten());
+      return std::pair{losses, torch::cat(flat)};
+    };
+    auto [castLosses, castParams] = train(false);
+    auto [copyLosses, copyParams] = train(true);
+    for (size_t step = 0; step < castLosses.size(); ++step)
+      EXPECT_NEAR(copyLosses[step], castLosses[step], 1e-6 * std::abs(castLosses[step]))
+          << "step " << step;
+    EXPECT_LE((copyParams - castParams).abs().max().item<double>(), 1e-6);
+  }
+  // A parameter whose gradient landed on its master as well as on its copy is an error.
+  TransformerLM lm = tinyModel();
+  AdamW optimizer(lm->parameters(), AdamWOptions{});
+  std::vector<torch::Tensor> copies = lm->makeWorkingCopies(torch::kBFloat16);
+  optimizer.setWorkingCopies(copies);
+  for (size_t i = 0; i < copies.size(); ++i)
+    if (copies[i].defined()) {
+      copies[i].mutable_grad() = torch::zeros_like(copies[i]);
+      optimizer.params()[i].mutable_grad() = torch::zeros_like(optimizer.params()[i]);
+      break;
+    }
+  EXPECT_THROW(optimizer.step(), std::runtime_error);
+  EXPECT_THROW(optimizer.setWorkingCopies({}), std::invalid_argument);
+}
+
 TEST(HarnessModel, AutocastKeepsParametersF32) {
   TransformerLM lm = tinyModel();
   torch::Tensor tokens = randomTokens(2, 8, 97, 9), targets = randomTokens(2, 8, 97, 10);

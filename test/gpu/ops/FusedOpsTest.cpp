@@ -118,7 +118,8 @@ TEST_P(FusedOpsTest, AddRmsNorm) {
       SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(n) + ", delta " +
                    std::string(c10::toString(deltaType)));
       torch::Tensor x = randomIn({rows, n}, dtype()), delta = randomIn({rows, n}, deltaType);
-      torch::Tensor dh = randomIn({rows, n}, dtype()), dy = randomIn({rows, n}, dtype());
+      // y (and dy) in delta's dtype: the next linear's input under autocast.
+      torch::Tensor dh = randomIn({rows, n}, dtype()), dy = randomIn({rows, n}, deltaType);
       torch::Tensor w = randomIn({n}, torch::kFloat32);
       double eps = 1e-5;
       // float64 reference: h takes the value the kernel stores (x + delta rounded to x's
@@ -134,11 +135,11 @@ TEST_P(FusedOpsTest, AddRmsNorm) {
       torch::Tensor wt = w.to(torch::kFloat32).requires_grad_(true);
       auto [h, y] = ops::addRmsNorm(xt, dt, wt, eps);
       EXPECT_EQ(h.scalar_type(), dtype());
-      EXPECT_EQ(y.scalar_type(), dtype());
-      torch::autograd::backward({h, y}, {dh.to(dtype()), dy.to(dtype())});
+      EXPECT_EQ(y.scalar_type(), deltaType);
+      torch::autograd::backward({h, y}, {dh.to(dtype()), dy.to(deltaType)});
       double rel = rounding(dtype());
       expectClose("h", h, hr.detach(), rel, 1e-6);
-      expectClose("y", y, yr.detach(), rel, 1e-6);
+      expectClose("y", y, yr.detach(), rounding(deltaType), 1e-6);
       torch::Tensor rstd = torch::rsqrt(rounded.square().mean(-1, true) + eps);
       torch::Tensor rowScale = (dy * w).abs().mean(-1, true) * rstd;
       expectClose("dx", xt.grad(), xr.grad(), rel, rowScale * 4 * rel + 1e-6);
@@ -383,6 +384,67 @@ TEST(FusedOpsAdamW, MatchesTorchOptimAdamW) {
       torch::Tensor ref = theirs[i].detach().to(torch::kFloat64);
       expectClose("param", mine[i].detach(), ref, 1e-6, 1e-6);
     }
+  }
+}
+
+/// The linears computing with bf16 working copies that AdamW writes (--weight-cast
+/// optimizer) against autocast casting the f32 weights: the same bf16 weights and the same
+/// bf16 weight gradients, so the same losses and parameters step after step; the copies
+/// stay the rounding of the masters. Tessel's AdamW (one pass) and LibTorch's (a copy after).
+TEST(FusedOpsAdamW, WorkingCopiesMatchAutocastCasts) {
+  SKIP_WITHOUT_GPU();
+  ops::installTesselOps();
+  model::ModelConfig config;
+  config.vocabSize = 1000, config.contextLength = 64, config.dModel = 192, config.dFF = 520;
+  config.numLayers = 2, config.numHeads = 3;
+  for (model::AdamWImpl impl : {model::AdamWImpl::Tessel, model::AdamWImpl::Fused}) {
+    SCOPED_TRACE(model::toString(impl));
+    auto train = [&](bool copies) {
+      torch::manual_seed(5);
+      model::TransformerLM lm(config, torch::kCUDA);
+      lm->setKernels(model::KernelImpl::Tessel);
+      lm->setAttention(model::AttentionImpl::Tessel);
+      model::AdamWOptions o;
+      o.lr = 3e-3, o.weightDecay = 0.1, o.impl = impl;
+      model::AdamW adamw(lm->parameters(), o);
+      if (copies)
+        adamw.setWorkingCopies(lm->makeWorkingCopies(torch::kBFloat16));
+      auto opts = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+      torch::Tensor tokens = torch::randint(config.vocabSize, {3, 61}, opts);
+      torch::Tensor targets = torch::randint(config.vocabSize, {3, 61}, opts);
+      std::vector<double> losses;
+      for (int step = 0; step < 4; ++step) {
+        adamw.zeroGrad();
+        torch::Tensor loss;
+        {
+          model::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+          loss = model::crossEntropy(lm->forward(tokens), targets, model::KernelImpl::Tessel);
+        }
+        loss.backward();
+        adamw.step();
+        losses.push_back(loss.item<double>());
+      }
+      int withCopy = 0;
+      for (size_t i = 0; i < adamw.workingCopies().size(); ++i)
+        if (const torch::Tensor &c = adamw.workingCopies()[i]; c.defined()) {
+          ++withCopy;
+          EXPECT_TRUE(torch::equal(c, adamw.params()[i].detach().to(torch::kBFloat16)))
+              << "copy " << i << " is not the rounding of its master";
+          EXPECT_FALSE(adamw.params()[i].grad().defined()) << "the gradient lands on the copy";
+        }
+      EXPECT_EQ(withCopy, copies ? 4 * config.numLayers + 1 : 0);
+      std::vector<torch::Tensor> flat;
+      for (auto &p : lm->parameters())
+        flat.push_back(p.detach().flatten());
+      return std::pair{losses, torch::cat(flat)};
+    };
+    auto [castLosses, castParams] = train(false);
+    auto [copyLosses, copyParams] = train(true);
+    for (size_t step = 0; step < castLosses.size(); ++step)
+      EXPECT_NEAR(copyLosses[step], castLosses[step], 1e-6 * std::abs(castLosses[step]))
+          << "step " << step;
+    double paramErr = (copyParams - castParams).abs().max().item<double>();
+    EXPECT_LE(paramErr, 1e-6) << "largest parameter difference after 4 steps";
   }
 }
 
