@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -132,26 +133,36 @@ private:
   model::AdamW optimizer_;
 };
 
-/// Zero1's post-accumulate-grad hook: moves a fresh gradient into its slot of
-/// the flat gradient buffer (a no-op once .grad() is the slot view).
-class MoveGradIntoSlot : public torch::autograd::PostAccumulateGradHook {
-public:
-  explicit MoveGradIntoSlot(torch::Tensor slot) : slot_(std::move(slot)) {}
-  void operator()(const torch::autograd::Variable &param) override {
-    torch::Tensor &grad = const_cast<torch::autograd::Variable &>(param).mutable_grad();
-    if (!grad.defined() || grad.data_ptr() == slot_.data_ptr())
-      return;
-    torch::NoGradGuard noGrad;
-    slot_.copy_(grad);
-    grad = slot_;
-  }
-
-private:
-  torch::Tensor slot_;
-};
-
 std::string paramKey(size_t i) { return "param_" + std::to_string(i); }
 std::string statePrefix(size_t i) { return "state_" + std::to_string(i) + "_"; }
+
+/// Key of a local shard's state entry in the per-rank archive saveConsolidated()
+/// gathers: "shard_<param>_<offset>_<name>".
+std::string shardKey(const LocalShard &s, const std::string &name) {
+  return "shard_" + std::to_string(s.param) + "_" + std::to_string(s.offset) + "_" + name;
+}
+
+/// Parses shardKey(); returns false for other keys.
+bool parseShardKey(const std::string &key, LocalShard &shard, std::string &name) {
+  size_t a = key.find('_'), b = key.find('_', a + 1), c = key.find('_', b + 1);
+  if (key.compare(0, a, "shard") != 0 || b == std::string::npos || c == std::string::npos)
+    return false;
+  shard.param = std::stoi(key.substr(a + 1, b - a - 1));
+  shard.offset = std::stoll(key.substr(b + 1, c - b - 1));
+  name = key.substr(c + 1);
+  return true;
+}
+
+/// Whether a state entry holds one value per parameter element (moments,
+/// momentum buffers) rather than one per parameter (the step count), so a
+/// checkpoint can split and join it along the elements.
+bool perElement(const std::string &name) { return name != "step"; }
+
+/// Parameter offsets and chunk sizes in Zero1's buckets are multiples of this
+/// many elements, so every slice starts aligned for vectorised kernels.
+constexpr int64_t kAlignElements = 16;
+
+int64_t alignUp(int64_t n) { return (n + kAlignElements - 1) / kAlignElements * kAlignElements; }
 
 int64_t bytesOf(const torch::Tensor &t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
@@ -187,12 +198,25 @@ OptimizerFactory tesselAdamW(const model::AdamWOptions &options) {
   };
 }
 
+/// Zero1's post-accumulate-grad hook: tells the optimizer a gradient is complete.
+class ShardedOptimizer::GradReadyHook : public torch::autograd::PostAccumulateGradHook {
+public:
+  GradReadyHook(ShardedOptimizer &owner, int param) : owner_(owner), param_(param) {}
+  void operator()(const torch::autograd::Variable &) override { owner_.onGradReady(param_); }
+
+private:
+  ShardedOptimizer &owner_; // the destructor removes the hooks
+  int param_;
+};
+
 ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
                                    std::shared_ptr<ProcessGroup> pg, OptimizerFactory factory,
-                                   ShardMode mode)
+                                   ShardMode mode, double bucketMb)
     : pg_(std::move(pg)), mode_(mode) {
   if (!pg_ || !factory)
     throw std::invalid_argument("ShardedOptimizer needs a process group and an optimizer factory");
+  if (mode_ == ShardMode::Zero1 && !(bucketMb > 0))
+    throw std::invalid_argument("ShardedOptimizer: the bucket size must be positive");
   for (torch::Tensor &p : params)
     if (p.requires_grad())
       params_.push_back(p);
@@ -203,55 +227,26 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
       throw std::invalid_argument("ShardedOptimizer: every parameter must have one dtype and live "
                                   "on the process group's device (" + pg_->device().str() + ")");
 
-  std::vector<int64_t> bytes;
-  for (const torch::Tensor &p : params_)
-    bytes.push_back(bytesOf(p));
-  owners_ = assignOwners(bytes, pg_->size());
-
-  // Flat layout: rank regions of equal (padded) size, parameters in registration order,
-  // then (Zero1) one gradient flag per owned parameter.
-  int world = pg_->size();
-  std::vector<int64_t> regionUsed(world, 0);
-  offsets_.assign(params_.size(), 0);
-  for (size_t i = 0; i < params_.size(); ++i)
-    regionUsed[owners_[i]] += params_[i].numel();
-  std::vector<int64_t> cursor(world, 0), flagCursor = regionUsed;
-  if (mode_ == ShardMode::Zero1)
-    for (size_t i = 0; i < params_.size(); ++i)
-      ++regionUsed[owners_[i]];
-  regionElements_ = *std::max_element(regionUsed.begin(), regionUsed.end());
-  for (size_t i = 0; i < params_.size(); ++i) {
-    int r = owners_[i];
-    offsets_[i] = r * regionElements_ + cursor[r];
-    cursor[r] += params_[i].numel();
-    if (mode_ == ShardMode::Zero1)
-      flagOffsets_.push_back(r * regionElements_ + flagCursor[r]++);
-  }
-  if (mode_ == ShardMode::Zero1)
-    flagIndex_ = torch::tensor(flagOffsets_, torch::kInt64).to(pg_->device());
-
+  int64_t elements = mode_ == ShardMode::Zero1
+                         ? layOutByBucket(std::max<int64_t>(1, static_cast<int64_t>(bucketMb * (1 << 20))))
+                         : layOutByOwner();
   torch::NoGradGuard noGrad;
-  flatParams_ = torch::zeros({regionElements_ * world}, params_[0].options());
+  flatParams_ = torch::zeros({elements}, params_[0].options());
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor view = flatParams_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes());
     view.copy_(params_[i]);
     params_[i].set_data(view);
   }
   pg_->wait(pg_->broadcast(flatParams_, 0), "broadcast of rank 0's parameters");
-  if (mode_ == ShardMode::Zero1) {
-    flatGrads_ = torch::zeros_like(flatParams_);
-    for (size_t i = 0; i < params_.size(); ++i)
-      torch::autograd::impl::set_post_acc_grad_hooks(params_[i],
-                                                     std::make_unique<MoveGradIntoSlot>(gradSlot(i)));
-  }
-
-  std::vector<torch::Tensor> own;
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (owners_[i] == pg_->rank()) {
-      ownIndices_.push_back(static_cast<int>(i));
-      own.push_back(params_[i]);
-    }
-  local_ = factory(std::move(own));
+  // The local optimizer steps whole own parameters (Broadcast) or 1-D views of
+  // the own slices of the flat buffer (Zero1).
+  for (const LocalShard &s : shards_)
+    localParams_.push_back(mode_ == ShardMode::Zero1
+                               ? flatParams_.narrow(0, offsets_[s.param] + s.offset, s.numel)
+                               : params_[s.param]);
+  if (mode_ == ShardMode::Zero1)
+    setUpGradientBuckets();
+  local_ = factory(localParams_);
 }
 
 ShardedOptimizer::~ShardedOptimizer() {
@@ -260,26 +255,213 @@ ShardedOptimizer::~ShardedOptimizer() {
       torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
 }
 
+int64_t ShardedOptimizer::layOutByOwner() {
+  std::vector<int64_t> bytes;
+  for (const torch::Tensor &p : params_)
+    bytes.push_back(bytesOf(p));
+  int world = pg_->size();
+  owners_ = assignOwners(bytes, world);
+  std::vector<int64_t> used(world, 0);
+  for (size_t i = 0; i < params_.size(); ++i)
+    used[owners_[i]] += params_[i].numel();
+  regionElements_ = *std::max_element(used.begin(), used.end());
+  std::vector<int64_t> cursor(world, 0);
+  offsets_.assign(params_.size(), 0);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    int r = owners_[i];
+    offsets_[i] = r * regionElements_ + cursor[r];
+    cursor[r] += params_[i].numel();
+    if (r == pg_->rank())
+      shards_.push_back({static_cast<int>(i), 0, params_[i].numel()});
+  }
+  return regionElements_ * world;
+}
+
+int64_t ShardedOptimizer::layOutByBucket(int64_t bucketBytes) {
+  std::vector<GradientSlot> slots;
+  for (const torch::Tensor &p : params_)
+    slots.push_back({bytesOf(p), 0});
+  int rank = pg_->rank(), world = pg_->size();
+  offsets_.assign(params_.size(), 0);
+  bucketOf_.assign(params_.size(), 0);
+  int64_t end = 0;
+  for (std::vector<int> &group : assignBuckets(slots, bucketBytes)) {
+    Bucket bucket;
+    bucket.offset = end;
+    int64_t used = 0;
+    for (int i : group) {
+      offsets_[i] = end + used;
+      bucketOf_[i] = static_cast<int>(buckets_.size());
+      used = alignUp(used + params_[i].numel());
+    }
+    bucket.chunk = alignUp((used + world - 1) / world);
+    bucket.params = std::move(group);
+    end += bucket.chunk * world;
+    // This rank's slice, cut at the parameters' edges.
+    int64_t lo = bucket.offset + rank * bucket.chunk, hi = lo + bucket.chunk;
+    for (int i : bucket.params) {
+      int64_t from = std::max(lo, offsets_[i]), to = std::min(hi, offsets_[i] + params_[i].numel());
+      if (from < to)
+        shards_.push_back({i, from - offsets_[i], to - from});
+    }
+    buckets_.push_back(std::move(bucket));
+  }
+  return end;
+}
+
+void ShardedOptimizer::setUpGradientBuckets() {
+  flatGrads_ = torch::zeros_like(flatParams_);
+  // The reduce-scatter leaves the sum of each own chunk there (NCCL in place;
+  // Gloo's output is copied back), and the local optimizer reads it there.
+  for (const LocalShard &s : shards_) {
+    localGrads_.push_back(flatGrads_.narrow(0, offsets_[s.param] + s.offset, s.numel));
+    localParams_[localGrads_.size() - 1].mutable_grad() = localGrads_.back();
+  }
+  flags_ = torch::zeros({static_cast<int64_t>(params_.size())},
+                        torch::TensorOptions().dtype(torch::kInt32).device(pg_->device()));
+  ready_.assign(params_.size(), 0);
+  missing_.assign(buckets_.size(), 0);
+  works_.resize(buckets_.size());
+  reduced_.resize(buckets_.size());
+  for (size_t i = 0; i < params_.size(); ++i)
+    torch::autograd::impl::set_post_acc_grad_hooks(
+        params_[i], std::make_unique<GradReadyHook>(*this, static_cast<int>(i)));
+}
+
+const std::vector<int> &ShardedOptimizer::owners() const {
+  if (mode_ == ShardMode::Zero1)
+    throw std::logic_error("ShardedOptimizer::owners(): zero1 shards every gradient bucket by "
+                           "elements, so a parameter has no single owner; use localShards()");
+  return owners_;
+}
+
 torch::Tensor ShardedOptimizer::gradSlot(size_t i) const {
   return flatGrads_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes());
 }
 
 void ShardedOptimizer::zeroGrad() {
   torch::NoGradGuard noGrad;
-  if (mode_ == ShardMode::Broadcast) {
-    for (torch::Tensor &p : params_)
-      p.mutable_grad() = torch::Tensor();
-    return;
+  if (mode_ == ShardMode::Zero1) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (backwardStarted_) // its buckets are on the wire: every rank must finish with step()
+      throw std::logic_error("ShardedOptimizer (zero1): zeroGrad() after a backward without step()");
   }
-  // As DataParallel::zeroGrad: fresh gradients are copied into their slots by
-  // step(), which is cheaper than zeroing the buffer and accumulating into it.
+  // As DataParallel::zeroGrad: the hooks copy fresh gradients into their slots,
+  // which is cheaper than zeroing the buffer and accumulating into it.
   for (torch::Tensor &p : params_)
     p.mutable_grad() = torch::Tensor();
 }
 
+void ShardedOptimizer::onGradReady(int param) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!backwardStarted_)
+    startBackward();
+  if (ready_[param]) // its bucket may be on the wire already: the sum would be lost
+    throw std::runtime_error("ShardedOptimizer (zero1): parameter " + std::to_string(param) +
+                             " got a second gradient before step(); zero1 reduces each "
+                             "backward's gradients during it, so call step() after each backward");
+  ready_[param] = 1;
+  // Into the slot right away, so autograd's tensor is freed now.
+  torch::Tensor &grad = params_[param].mutable_grad();
+  torch::Tensor slot = gradSlot(param);
+  if (grad.defined() && grad.data_ptr() != slot.data_ptr()) {
+    torch::NoGradGuard noGrad;
+    slot.copy_(grad);
+    grad = slot;
+  }
+  --missing_[bucketOf_[param]];
+  size_t before = nextLaunch_;
+  launchReadyBuckets();
+  launchedByHooks_ += static_cast<int>(nextLaunch_ - before);
+}
+
+void ShardedOptimizer::startBackward() {
+  backwardStarted_ = true;
+  std::fill(ready_.begin(), ready_.end(), 0);
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    missing_[b] = static_cast<int>(buckets_[b].params.size());
+  nextLaunch_ = 0;
+  launchedByHooks_ = 0;
+}
+
+void ShardedOptimizer::launchReadyBuckets() {
+  // In bucket order only, so every rank issues the same sequence of collectives
+  // whatever order autograd finishes the gradients in.
+  while (nextLaunch_ < buckets_.size() && missing_[nextLaunch_] == 0)
+    launchBucket(nextLaunch_++);
+}
+
+bool ShardedOptimizer::hasGradient(int param) const {
+  // A slot view whose hook did not fire in this backward is last step's.
+  const torch::Tensor &grad = params_[param].grad();
+  return ready_[param] || (grad.defined() && grad.data_ptr() != gradSlot(param).data_ptr());
+}
+
+void ShardedOptimizer::launchBucket(size_t b) {
+  torch::NoGradGuard noGrad;
+  const Bucket &bucket = buckets_[b];
+  for (int i : bucket.params) {
+    if (ready_[i]) // the hook has put it in its slot
+      continue;
+    torch::Tensor &grad = params_[i].mutable_grad();
+    torch::Tensor slot = gradSlot(i);
+    if (hasGradient(i))
+      slot.copy_(grad); // set without a backward
+    else
+      slot.zero_();
+    grad = slot;
+  }
+  torch::Tensor input = flatGrads_.narrow(0, bucket.offset, bucket.chunk * pg_->size());
+  torch::Tensor own = input.narrow(0, pg_->rank() * bucket.chunk, bucket.chunk);
+  // NCCL reduces into its own chunk in place; Gloo needs a separate output.
+  reduced_[b] = pg_->kind() == BackendKind::Nccl ? own : torch::empty_like(own);
+  works_[b] = pg_->reduceScatter(reduced_[b], input);
+}
+
+std::vector<bool> ShardedOptimizer::finishGradientReduction() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!backwardStarted_)
+    startBackward(); // no hook fired: no parameter got a gradient here
+  // Pinned, so the upload does not make the host wait for the backward.
+  bool cuda = flags_.is_cuda();
+  torch::Tensor flags = torch::empty(
+      flags_.sizes(), torch::TensorOptions().dtype(torch::kInt32).pinned_memory(cuda));
+  int32_t *flag = flags.data_ptr<int32_t>();
+  std::vector<bool> hadLocally(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    hadLocally[i] = hasGradient(static_cast<int>(i));
+    flag[i] = hadLocally[i] ? 1 : 0;
+  }
+  // What the hooks have not launched: gradients that never came count as zero.
+  for (size_t b = nextLaunch_; b < buckets_.size(); ++b)
+    missing_[b] = 0;
+  launchReadyBuckets();
+  flags_.copy_(flags, /*non_blocking=*/cuda);
+  Work flagWork = pg_->allReduce(flags_);
+  markCommunication(0);
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    pg_->wait(works_[b], "gradient reduce-scatter of bucket " + std::to_string(b));
+  pg_->wait(flagWork, "gradient flag all-reduce");
+  markCommunication(1);
+  torch::NoGradGuard noGrad;
+  int rank = pg_->rank();
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const Bucket &bucket = buckets_[b];
+    torch::Tensor own = flatGrads_.narrow(0, bucket.offset + rank * bucket.chunk, bucket.chunk);
+    if (reduced_[b].data_ptr() != own.data_ptr())
+      own.copy_(reduced_[b]);
+  }
+  if (!localGrads_.empty())
+    at::_foreach_div_(localGrads_, static_cast<double>(pg_->size()));
+  std::fill(works_.begin(), works_.end(), Work());
+  std::fill(reduced_.begin(), reduced_.end(), torch::Tensor());
+  backwardStarted_ = false;
+  lastLaunchedByHooks_ = launchedByHooks_;
+  return hadLocally;
+}
+
 void ShardedOptimizer::step() {
   torch::NoGradGuard noGrad;
-  int rank = pg_->rank(), world = pg_->size();
   if (mode_ == ShardMode::Broadcast) {
     local_->step();
     // Every owner's broadcast in one collective: an all-gather over the flat
@@ -291,54 +473,28 @@ void ShardedOptimizer::step() {
     allGatherParameters();
     return;
   }
-  // Zero1: every gradient into its slot of the flat buffer (the hooks did it for
-  // the ones backward produced; zeros for the rest), and its flag.
-  std::vector<bool> hadLocally(params_.size());
-  std::vector<float> flags(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i) {
-    torch::Tensor &grad = params_[i].mutable_grad();
-    torch::Tensor slot = gradSlot(i);
-    hadLocally[i] = grad.defined();
-    flags[i] = grad.defined() ? 1.0f : 0.0f;
-    if (grad.defined() && grad.data_ptr() == slot.data_ptr())
-      continue;
-    if (grad.defined())
-      slot.copy_(grad);
-    else
-      slot.zero_();
-    grad = slot;
-  }
-  flatGrads_.index_put_({flagIndex_},
-                        torch::tensor(flags).to(flatGrads_.device(), flatGrads_.scalar_type()));
-  torch::Tensor ownGrads = flatGrads_.narrow(0, rank * regionElements_, regionElements_);
-  bool inPlace = pg_->kind() == BackendKind::Nccl; // NCCL reduces into its own chunk in place
-  torch::Tensor reduced = inPlace ? ownGrads : torch::empty_like(ownGrads);
-  markCommunication(0);
-  pg_->wait(pg_->reduceScatter(reduced, flatGrads_), "gradient reduce-scatter");
-  markCommunication(1);
-  if (!inPlace)
-    ownGrads.copy_(reduced);
-  ownGrads.div_(world);
-  std::vector<int> hidden = hideGradientsNobodyHad(hadLocally);
+  std::vector<bool> hadLocally = finishGradientReduction();
+  std::vector<size_t> hidden = hideGradientsNobodyHad(hadLocally);
   local_->step();
-  for (int i : hidden)
-    params_[i].mutable_grad() = gradSlot(i);
+  for (size_t k : hidden)
+    localParams_[k].mutable_grad() = localGrads_[k];
   allGatherParameters();
 }
 
-std::vector<int> ShardedOptimizer::hideGradientsNobodyHad(const std::vector<bool> &hadLocally) {
-  // An own parameter with a gradient here had one somewhere: only read the flags
-  // (a device-to-host copy) when some own parameter had none here.
-  bool allHad = std::all_of(ownIndices_.begin(), ownIndices_.end(),
-                            [&](int i) { return hadLocally[i]; });
+std::vector<size_t> ShardedOptimizer::hideGradientsNobodyHad(const std::vector<bool> &hadLocally) {
+  // A shard whose parameter had a gradient here had one somewhere: only read the
+  // flags (a device-to-host copy) when some local shard's parameter had none here.
+  bool allHad = std::all_of(shards_.begin(), shards_.end(),
+                            [&](const LocalShard &s) { return hadLocally[s.param]; });
   if (allHad)
     return {};
-  torch::Tensor summed = flatGrads_.index_select(0, flagIndex_).cpu();
-  std::vector<int> hidden;
-  for (int i : ownIndices_)
-    if (summed[i].item<float>() == 0.0f) {
-      params_[i].mutable_grad() = torch::Tensor();
-      hidden.push_back(i);
+  torch::Tensor summed = flags_.cpu();
+  const int32_t *counts = summed.data_ptr<int32_t>();
+  std::vector<size_t> hidden;
+  for (size_t k = 0; k < shards_.size(); ++k)
+    if (counts[shards_[k].param] == 0) {
+      localParams_[k].mutable_grad() = torch::Tensor();
+      hidden.push_back(k);
     }
   return hidden;
 }
@@ -348,16 +504,32 @@ void ShardedOptimizer::allGatherParameters() {
   // NCCL gathers in place (the input is this rank's chunk of the output); Gloo
   // needs a separate input.
   bool inPlace = pg_->kind() == BackendKind::Nccl;
-  torch::Tensor ownParams = flatParams_.narrow(0, pg_->rank() * regionElements_, regionElements_);
-  torch::Tensor input = inPlace ? ownParams : ownParams.clone();
+  int rank = pg_->rank(), world = pg_->size();
+  if (mode_ == ShardMode::Broadcast) {
+    torch::Tensor ownParams = flatParams_.narrow(0, rank * regionElements_, regionElements_);
+    torch::Tensor input = inPlace ? ownParams : ownParams.clone();
+    markCommunication(2);
+    pg_->wait(pg_->allGather(flatParams_, input), "parameter all-gather");
+    markCommunication(3);
+    return;
+  }
+  // Zero1: one all-gather per bucket, coalesced into one collective (NCCL: one
+  // group launch), so the many buckets cost about what one all-gather does.
+  std::vector<torch::Tensor> outputs, inputs;
+  for (const Bucket &bucket : buckets_) {
+    outputs.push_back(flatParams_.narrow(0, bucket.offset, bucket.chunk * world));
+    torch::Tensor own = outputs.back().narrow(0, rank * bucket.chunk, bucket.chunk);
+    inputs.push_back(inPlace ? own : own.clone());
+  }
   markCommunication(2);
-  pg_->wait(pg_->allGather(flatParams_, input), "parameter all-gather");
+  pg_->wait(pg_->backend().allgather_into_tensor_coalesced(outputs, inputs),
+            "parameter all-gather");
   markCommunication(3);
 }
 
 int64_t ShardedOptimizer::localStateBytes() const {
   int64_t total = 0;
-  for (size_t k = 0; k < ownIndices_.size(); ++k)
+  for (size_t k = 0; k < shards_.size(); ++k)
     for (const auto &[name, t] : local_->state(k))
       total += bytesOf(t);
   return total;
@@ -365,17 +537,57 @@ int64_t ShardedOptimizer::localStateBytes() const {
 
 int64_t ShardedOptimizer::localParameterBytes() const {
   int64_t total = 0;
-  for (int i : ownIndices_)
-    total += bytesOf(params_[i]);
+  for (const torch::Tensor &t : localParams_)
+    total += bytesOf(t);
   return total;
 }
 
+namespace {
+
+/// Rank 0's side of saveConsolidated(): joins the local shards' state entries
+/// into whole-parameter ones ("state_<i>_<name>", in the parameter's shape).
+class StateJoiner {
+public:
+  explicit StateJoiner(const std::vector<torch::Tensor> &params) : params_(params) {}
+  void add(const std::string &key, const torch::Tensor &t) {
+    LocalShard shard;
+    std::string name;
+    if (!parseShardKey(key, shard, name))
+      throw std::runtime_error("saveConsolidated: unexpected state entry '" + key + "'");
+    Entry &entry = joined_[statePrefix(shard.param) + name];
+    entry.param = shard.param;
+    if (!perElement(name)) {
+      entry.value = t;
+      return;
+    }
+    entry.perElement = true;
+    if (!entry.value.defined())
+      entry.value = torch::zeros({params_.at(shard.param).numel()}, t.options());
+    entry.value.narrow(0, shard.offset, t.numel()).copy_(t.reshape(-1));
+  }
+  void writeTo(torch::serialize::OutputArchive &out) const {
+    for (const auto &[key, entry] : joined_)
+      out.write(key, entry.perElement ? entry.value.view(params_[entry.param].sizes()) : entry.value);
+  }
+
+private:
+  struct Entry {
+    int param = 0;
+    bool perElement = false;
+    torch::Tensor value;
+  };
+  const std::vector<torch::Tensor> &params_;
+  std::map<std::string, Entry> joined_;
+};
+
+} // namespace
+
 void ShardedOptimizer::saveConsolidated(const std::string &path) {
-  // Each rank serialises the state of its own parameters ...
+  // Each rank serialises the state of its local shards ...
   torch::serialize::OutputArchive mine;
-  for (size_t k = 0; k < ownIndices_.size(); ++k)
+  for (size_t k = 0; k < shards_.size(); ++k)
     for (const auto &[name, t] : local_->state(k))
-      mine.write(statePrefix(ownIndices_[k]) + name, t.detach().cpu());
+      mine.write(shardKey(shards_[k], name), t.detach().cpu());
   std::ostringstream stream;
   mine.save_to(stream);
   std::string bytes = stream.str();
@@ -401,6 +613,7 @@ void ShardedOptimizer::saveConsolidated(const std::string &path) {
     out.write("meta_world_size", torch::tensor(static_cast<int64_t>(world)));
     for (size_t i = 0; i < params_.size(); ++i)
       out.write(paramKey(i), params_[i].detach().cpu().clone());
+    StateJoiner joiner(params_);
     for (int r = 0; r < world; ++r) {
       torch::serialize::InputArchive in;
       in.load_from(reinterpret_cast<const char *>(allCpu.data_ptr<uint8_t>()) + r * maxLength,
@@ -408,9 +621,10 @@ void ShardedOptimizer::saveConsolidated(const std::string &path) {
       for (const std::string &key : in.keys()) {
         torch::Tensor t;
         in.read(key, t);
-        out.write(key, t);
+        joiner.add(key, t);
       }
     }
+    joiner.writeTo(out);
     out.save_to(path);
   }
   pg_->barrier();
@@ -459,14 +673,19 @@ void ShardedOptimizer::loadConsolidated(const std::string &path) {
                                c10::str(params_[i].sizes()));
     params_[i].copy_(value);
   }
-  for (size_t k = 0; k < ownIndices_.size(); ++k) {
-    std::string prefix = statePrefix(ownIndices_[k]);
+  // Each local shard takes its elements of its parameter's per-element state.
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const LocalShard &shard = shards_[k];
+    std::string prefix = statePrefix(shard.param);
     ParamState state;
     for (const std::string &key : keys)
       if (key.rfind(prefix, 0) == 0) {
         torch::Tensor t;
         in.read(key, t);
-        state.emplace_back(key.substr(prefix.size()), t);
+        std::string name = key.substr(prefix.size());
+        if (perElement(name))
+          t = t.reshape(-1).narrow(0, shard.offset, shard.numel).reshape(localParams_[k].sizes());
+        state.emplace_back(name, t);
       }
     local_->loadState(k, state);
   }

@@ -1,32 +1,45 @@
 //===- bench/distributed/ShardedOptimizer.h - Optimizer-state sharding and ZeRO-1 -*- C++ -*-===//
 //
-// Each parameter is owned by one rank (greedy, largest first, to the least
-// loaded rank); a rank keeps optimizer state only for the parameters it owns
-// and steps only those, then every rank's parameters are brought up to date.
+// A rank keeps optimizer state only for its shard of the parameters and steps
+// only that, then every rank's parameters are brought up to date.
 //
-//   Broadcast mode (PyTorch's ZeroRedundancyOptimizer): gradients are already
-//     averaged (by DataParallel); after the local step each owner broadcasts
-//     its parameters, all owners in one collective (an all-gather of the
-//     owners' regions of the flat parameter buffer, Psi bytes on the wire).
-//   Zero1 mode (the ZeRO paper's stage 1): no DataParallel; step() reduce-
-//     scatters the raw gradients so each rank receives the average of its own
-//     shard only, steps it, and all-gathers the parameters: 2 x Psi bytes on the
+//   Broadcast mode (PyTorch's ZeroRedundancyOptimizer): each parameter is owned
+//     by one rank (greedy, largest first, to the least loaded rank); gradients
+//     are already averaged (by DataParallel); after the local step each owner
+//     broadcasts its parameters, all owners in one collective (an all-gather of
+//     the owners' regions of the flat parameter buffer, Psi bytes on the wire).
+//   Zero1 mode (the ZeRO paper's stage 1): no DataParallel. Parameters are
+//     grouped into gradient buckets (reverse registration order, as DDP's) and
+//     each bucket is split evenly by elements: rank r holds the r-th 1/world
+//     slice of every bucket (a parameter may straddle two slices). During the
+//     backward a post-accumulate-grad hook copies each gradient into its
+//     bucket; once a bucket is complete (and the buckets before it have been
+//     launched) its gradients are reduce-scattered asynchronously, so the
+//     communication overlaps the rest of the backward. step() launches what is
+//     left, waits, steps the own slices (1-D views: AdamW, Adam and SGD are
+//     elementwise, so slicing by elements is exact) and all-gathers every
+//     bucket's parameters in one coalesced collective: 2 x Psi bytes on the
 //     wire per step, as much as one all-reduce.
 //
-// Both modes lay the parameters out in one flat buffer: the rank regions one
-// after the other (each padded to the largest),
-// and make every parameter's data a view into it, so the broadcast / all-gather
-// needs no copies and no extra memory. Zero1 keeps the gradients in a second
-// flat buffer of the same layout for the reduce-scatter.
+// Why element slices rather than whole parameters per owner: a reduce-scatter
+// splits its buffer evenly, so a bucket of parameters owned whole by ranks
+// would need padding up to the largest owner's share (one 40 MB parameter in a
+// bucket: twice the bytes on the wire at 2 ranks), and per-owner reduce() calls
+// would use one direction of the links at a time.
+//
+// Both modes lay the parameters out in one flat buffer and make every
+// parameter's data a view into it, so the broadcast / all-gather needs no
+// copies and no extra memory; Zero1 keeps the gradients in a second flat buffer
+// of the same layout.
 //
 //   auto shard = tessel::dist::ShardedOptimizer(model->parameters(), pg,
 //       tessel::dist::torchAdamW(torch::optim::AdamWOptions(1e-3)),
 //       tessel::dist::ShardMode::Zero1);
-//   loss.backward(); shard.step(); shard.zeroGrad();
+//   shard.zeroGrad(); loss.backward(); shard.step();
 //
 // saveConsolidated() writes one file holding every parameter and every
-// parameter's optimizer state, whatever the world size; loadConsolidated()
-// reads it at any world size.
+// parameter's optimizer state, whatever the world size and mode;
+// loadConsolidated() reads it at any world size.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_BENCH_DISTRIBUTED_SHARDEDOPTIMIZER_H
@@ -41,6 +54,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,38 +93,61 @@ enum class ShardMode { Broadcast, Zero1 };
 ShardMode parseShardMode(const std::string &name); ///< "broadcast" | "zero1"
 const char *toString(ShardMode mode);
 
+/// What a rank's local optimizer steps: elements [offset, offset + numel) of
+/// parameter `param` (flattened). Broadcast mode: whole own parameters.
+struct LocalShard {
+  int param = 0;
+  int64_t offset = 0, numel = 0;
+};
+
 class ShardedOptimizer {
 public:
   /// Broadcasts rank 0's parameter values (so it can be used without DataParallel).
+  /// `bucketMb` (Zero1): the gradient bucket cap in MB (2^20 bytes), as DDP's.
   ShardedOptimizer(std::vector<torch::Tensor> params, std::shared_ptr<ProcessGroup> pg,
-                   OptimizerFactory factory, ShardMode mode = ShardMode::Broadcast);
+                   OptimizerFactory factory, ShardMode mode = ShardMode::Broadcast,
+                   double bucketMb = 25);
   /// Zero1 takes each parameter's post-accumulate-grad hook slot while it lives.
   ~ShardedOptimizer();
   ShardedOptimizer(const ShardedOptimizer &) = delete;
   ShardedOptimizer &operator=(const ShardedOptimizer &) = delete;
 
   /// Broadcast: steps the own shard and broadcasts it. Zero1: reduce-scatters
-  /// the gradients, steps the own shard, all-gathers the parameters. Parameters
+  /// the buckets the backward's hooks have not launched (zeros for parameters
+  /// without a gradient here), waits for all, steps the own slices, all-gathers
+  /// the parameters. Zero1 needs one backward per step() (a second gradient for
+  /// a parameter before step() throws: its bucket may be on the wire). Parameters
   /// without a gradient are left alone by the optimizers, as plain AdamW does:
   /// in Broadcast mode those DataParallel left without one; in Zero1 those that
   /// had no gradient on any rank (no weight decay, no momentum, no step count).
   void step();
   /// `mark(i)` is called on the compute stream's side of each collective the step
-  /// waits for: 0 and 1 around the gradient reduce-scatter (Zero1), 2 and 3 around
-  /// the parameter all-gather, so a caller can time the communication it exposes.
+  /// waits for: 0 and 1 around waiting for the gradient reductions still in
+  /// flight (Zero1), 2 and 3 around the parameter all-gather, so a caller can time
+  /// the communication it exposes.
   void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
   /// Gradients become undefined. Zero1: during the next backward a hook copies
   /// each new gradient into the flat gradient buffer as soon as it is
-  /// accumulated (autograd's copy is freed at once) and leaves .grad() as a
-  /// view into it. With DataParallel, call its zeroGrad() instead.
+  /// accumulated (autograd's copy is freed at once), leaves .grad() as a view
+  /// into it and launches the buckets that are complete. So do not read or
+  /// modify gradients between backward and step(): with NCCL they are being
+  /// reduced in place. With DataParallel, call its zeroGrad() instead.
   void zeroGrad();
 
   ShardMode mode() const { return mode_; }
   const std::vector<torch::Tensor> &parameters() const { return params_; }
-  const std::vector<int> &owners() const { return owners_; }
-  /// Bytes of optimizer state this rank holds / of this rank's parameters.
+  /// Broadcast: the rank owning each parameter. Zero1 has no per-parameter
+  /// owner (it shards by elements) and throws std::logic_error; see localShards().
+  const std::vector<int> &owners() const;
+  /// What this rank's local optimizer steps, in its order.
+  const std::vector<LocalShard> &localShards() const { return shards_; }
+  /// Bytes of optimizer state this rank holds / of this rank's parameter shards.
   int64_t localStateBytes() const;
   int64_t localParameterBytes() const;
+  /// Zero1: the number of gradient buckets, and how many of them the hooks
+  /// launched during the last backward before step() (the rest step() did).
+  size_t numBuckets() const { return buckets_.size(); }
+  int bucketsLaunchedDuringBackward() const { return lastLaunchedByHooks_; }
 
   /// Collective: gathers every rank's state to rank 0, which writes `path`.
   void saveConsolidated(const std::string &path);
@@ -120,37 +157,76 @@ public:
   void loadConsolidated(const std::string &path);
 
 private:
+  class GradReadyHook;
+  /// Zero1: parameters `params` (layout order) in flat-buffer elements
+  /// [offset, offset + world * chunk); rank r reduces and steps the r-th chunk.
+  struct Bucket {
+    std::vector<int> params;
+    int64_t offset = 0, chunk = 0;
+  };
+
   void markCommunication(int i) const {
     if (mark_)
       mark_(i);
   }
+  /// Broadcast: rank regions of equal (padded) size, each holding its owner's
+  /// parameters; fills owners_, offsets_ and the local shards.
+  int64_t layOutByOwner();
+  /// Zero1: buckets one after the other, each split in world equal chunks;
+  /// fills buckets_, bucketOf_, offsets_ and the local shards.
+  int64_t layOutByBucket(int64_t bucketBytes);
+  /// Zero1: the hooks, the gradient views the local optimizer reads.
+  void setUpGradientBuckets();
+
+  // Zero1, per backward (the hooks run on autograd's threads: under mutex_).
+  void onGradReady(int param);
+  void startBackward();
+  void launchReadyBuckets();
+  /// Whether parameter `param` got a gradient since the last step().
+  bool hasGradient(int param) const;
+  /// Gradients of bucket b into their slots (zeros where none), then an
+  /// asynchronous reduce-scatter of the bucket.
+  void launchBucket(size_t b);
+  /// Launches what is left and waits for every reduction; returns which
+  /// parameters had a gradient on this rank.
+  std::vector<bool> finishGradientReduction();
+  /// Hides the gradient of each local shard whose parameter had none on any
+  /// rank from the local optimizer; returns them, to be given their views back.
+  std::vector<size_t> hideGradientsNobodyHad(const std::vector<bool> &hadLocally);
+  /// Brings every rank's parameters up to date from their owners.
+  void allGatherParameters();
+  /// Parameter i's gradient slot in flatGrads_.
+  torch::Tensor gradSlot(size_t i) const;
 
   std::function<void(int)> mark_;
   std::vector<torch::Tensor> params_;
   std::shared_ptr<ProcessGroup> pg_;
   ShardMode mode_;
-  std::vector<int> owners_;
-  std::vector<int> ownIndices_; ///< global indices of this rank's parameters
+  std::vector<int> owners_; ///< Broadcast only
+  std::vector<LocalShard> shards_;
+  std::vector<torch::Tensor> localParams_; ///< what local_ steps, one per shard
+  std::vector<torch::Tensor> localGrads_;  ///< Zero1: their gradients (reduced chunks)
   std::unique_ptr<LocalOptimizer> local_;
-  // Flat layout: region r holds rank r's parameters in registration order.
-  int64_t regionElements_ = 0;
+  int64_t regionElements_ = 0;   ///< Broadcast: elements of each rank region
   std::vector<int64_t> offsets_; ///< element offset of each parameter in the flat buffers
   torch::Tensor flatParams_, flatGrads_;
-  /// Zero1: after its owner's parameters, each region holds one flag per owned
-  /// parameter: every rank writes 1 where it has a gradient, and the gradients'
-  /// reduce-scatter sums them, so the owner learns which had one on some rank
-  /// without another collective. flagIndex_ (on the device) lists the flags'
-  /// offsets in parameter order.
-  torch::Tensor flagIndex_;
-  std::vector<int64_t> flagOffsets_;
-  /// Zero1: hides the gradient of each own parameter that had none on any rank
-  /// from the local optimizer; returns them, to be given their slots back.
-  std::vector<int> hideGradientsNobodyHad(const std::vector<bool> &hadLocally);
-  /// Brings every rank's parameters up to date from their owners: one
-  /// all-gather of the owners' regions of the flat buffer.
-  void allGatherParameters();
-  /// Zero1: parameter i's gradient slot in flatGrads_.
-  torch::Tensor gradSlot(size_t i) const;
+
+  std::vector<Bucket> buckets_; ///< Zero1, in launch order
+  std::vector<int> bucketOf_;
+  std::mutex mutex_;
+  std::vector<char> ready_;  ///< per parameter: its hook fired in this backward
+  std::vector<int> missing_; ///< per bucket: gradients still to come
+  size_t nextLaunch_ = 0;    ///< buckets are launched in order
+  bool backwardStarted_ = false;
+  std::vector<Work> works_;
+  std::vector<torch::Tensor> reduced_; ///< per bucket: the reduce-scatter's output
+  int launchedByHooks_ = 0, lastLaunchedByHooks_ = 0;
+  /// Zero1: one flag per parameter, 1 where a rank had a gradient, summed by a
+  /// small all-reduce issued with the last buckets, so every rank learns which
+  /// parameters had a gradient on some rank. (They cannot ride in the buckets'
+  /// reduce-scatters: every slice would need the flags of the parameters it
+  /// holds, and a parameter straddling two slices must stay contiguous.)
+  torch::Tensor flags_;
 };
 
 } // namespace tessel::dist

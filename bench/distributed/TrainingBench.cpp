@@ -16,8 +16,9 @@
 // returns (which makes the compute stream wait for every gradient collective,
 // and enqueues what the hooks had not launched and any copy-out of the
 // averaged gradients); comm wait is the GPU time between the two, plus, with a
-// sharded optimizer, the time its step waits for its reduce-scatter (ZeRO-1) and
-// parameter all-gather, which nothing overlaps. Forward+
+// sharded optimizer, the time its step waits for the gradient reduce-scatters
+// still in flight after backward (ZeRO-1 launches them bucket by bucket during
+// the backward) and for the parameter all-gather, which nothing overlaps. Forward+
 // backward and optimizer times are event intervals on the same stream too. On
 // the CPU (Gloo) the same marks are host times. "sync call host ms" is the host
 // time spent inside the finishGradientSynchronization() call (its launch cost;
@@ -154,6 +155,7 @@ struct TrainSetup {
   bool bf16 = false;
   std::optional<DdpOptions> ddp;     // none: no DataParallel (ZeRO-1)
   std::optional<ShardMode> sharding; // none: AdamW over every parameter
+  double zeroBucketMb = 25;          // ZeRO-1's gradient bucket cap
 };
 
 struct Measured {
@@ -204,7 +206,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   std::unique_ptr<ShardedOptimizer> shard;
   std::unique_ptr<LocalOptimizer> full;
   if (setup.sharding)
-    shard = std::make_unique<ShardedOptimizer>(lm->parameters(), pg, tesselAdamW(adamw), *setup.sharding);
+    shard = std::make_unique<ShardedOptimizer>(lm->parameters(), pg, tesselAdamW(adamw),
+                                               *setup.sharding, setup.zeroBucketMb);
   else
     full = tesselAdamW(adamw)(lm->parameters());
 
@@ -300,6 +303,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
                                     : "host clock (cpu)";
   if (ddp)
     m.bucketsFromHooks = ddp->bucketsLaunchedDuringBackward();
+  if (shard && shard->mode() == ShardMode::Zero1) {
+    m.buckets = static_cast<int>(shard->numBuckets());
+    m.bucketsFromHooks = shard->bucketsLaunchedDuringBackward();
+    m.bucketMb = setup.zeroBucketMb;
+  }
   if (cuda)
     m.peakGiB = std::max({m.peakBeforeStepGiB, m.peakOptimizerGiB, m.initGiB});
 
@@ -529,7 +537,7 @@ int runShard(int argc, char **argv) {
   o.addTo(flags);
   flags.addList("sharding", "LIST", "none (DDP + AdamW) | broadcast (DDP + sharded AdamW) | zero1",
                 modes);
-  flags.add("bucket-mb", "MB", "DDP bucket cap", bucketMb);
+  flags.add("bucket-mb", "MB", "bucket cap: DDP's, and ZeRO-1's gradient buckets", bucketMb);
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
   std::vector<TrainSetup> setups;
@@ -540,6 +548,7 @@ int runShard(int argc, char **argv) {
         TrainSetup s;
         s.bf16 = precision == "bf16";
         s.label = mode;
+        s.zeroBucketMb = bucketMb;
         DdpOptions d;
         d.bucketSizeMb = bucketMb;
         if (mode == "none") {

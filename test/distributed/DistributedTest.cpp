@@ -70,6 +70,12 @@ TEST_P(DdpParity, BothShardingModesMatchSingleProcessTraining) {
   EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
 }
 
+TEST_P(DdpParity, Zero1BucketsReducedDuringBackwardMatchSingleProcessTraining) {
+  WorkerRun run = runWorker(GetParam(), {"zero1-buckets"});
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, DdpParity, ::testing::Values(2, 3),
                          [](const auto &info) { return std::to_string(info.param) + "ranks"; });
 

@@ -7,6 +7,7 @@
 //
 //   tessel-dist-worker ddp                 every DDP variant
 //   tessel-dist-worker shard               both sharding modes
+//   tessel-dist-worker zero1-buckets       ZeRO-1 reducing small buckets during the backward
 //   tessel-dist-worker save CKPT REF       ZeRO-1 training, checkpoint, more steps
 //   tessel-dist-worker load CKPT REF       resume from CKPT, compare with REF
 //   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -232,53 +234,90 @@ void trainSharded(const std::shared_ptr<ProcessGroup> &pg, Toy &model, ShardedOp
 
 torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).weight_decay(0.1); }
 
-int scenarioShard(const std::shared_ptr<ProcessGroup> &pg) {
+/// Trains with `mode` sharding and compares with single-process AdamW; checks
+/// that each rank holds optimizer state for its own shard only.
+void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &name, ShardMode mode,
+                  double bucketMb = 25) {
   int rank = pg->rank(), world = pg->size();
   const int steps = 4;
-  for (ShardMode mode : {ShardMode::Broadcast, ShardMode::Zero1}) {
-    // Zero1 runs without DataParallel, which is what broadcasts frozen
-    // parameters and buffers: start every rank from the same seed there.
-    Toy model(mode == ShardMode::Zero1 ? 7 : 7 + rank), reference(7);
-    std::unique_ptr<DataParallel> ddp;
-    if (mode == ShardMode::Broadcast) {
-      DdpOptions options;
-      options.bucketSizeMb = 400.0 / (1 << 20);
-      ddp = std::make_unique<DataParallel>(model.ptr(), pg, options);
-    }
-    ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), mode);
-    torch::optim::AdamW refOptimizer(reference->parameters(), adamW());
-    trainSharded(pg, model, shard, ddp.get(), 0, steps);
-    for (int step = 0; step < steps; ++step) {
-      refOptimizer.zero_grad();
-      referenceLoss(reference, globalBatch(step), world).backward();
-      // DataParallel gives parameters nobody used a zero gradient (see DataParallel.h);
-      // Zero1 leaves them alone, as plain AdamW does (no weight decay, no moments).
-      for (torch::Tensor &p : reference->parameters())
-        if (mode == ShardMode::Broadcast && p.requires_grad() && !p.grad().defined())
-          p.mutable_grad() = torch::zeros_like(p);
-      refOptimizer.step();
-    }
-    double diff = maxDiff(model, reference);
-    check(diff <= 1e-5, std::string("shard ") + toString(mode) +
-                            ": max |param - reference| = " + number(diff), rank);
-    // Own state only: AdamW keeps two moments and a step counter per owned parameter
-    // that had a gradient (in Zero1, `unused` never had one and has no state).
-    int64_t expected = 0, counters = 0;
-    const std::vector<torch::Tensor> &params = shard.parameters();
-    for (size_t i = 0; i < params.size(); ++i) {
-      bool stateless = mode == ShardMode::Zero1 &&
-                       (params[i].is_same(model->unused->weight) ||
-                        params[i].is_same(model->unused->bias));
-      if (shard.owners()[i] == rank && !stateless) {
-        expected += 2 * params[i].numel() * static_cast<int64_t>(params[i].element_size());
-        ++counters;
-      }
-    }
-    int64_t held = shard.localStateBytes() - 8 * counters; // minus the step counters
-    check(held == expected, std::string("shard ") + toString(mode) + ": state bytes " +
-                                std::to_string(held) + " == 2 x own parameter bytes " +
-                                std::to_string(expected), rank);
+  // Zero1 runs without DataParallel, which is what broadcasts frozen
+  // parameters and buffers: start every rank from the same seed there.
+  Toy model(mode == ShardMode::Zero1 ? 7 : 7 + rank), reference(7);
+  std::unique_ptr<DataParallel> ddp;
+  if (mode == ShardMode::Broadcast) {
+    DdpOptions options;
+    options.bucketSizeMb = 400.0 / (1 << 20);
+    ddp = std::make_unique<DataParallel>(model.ptr(), pg, options);
   }
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), mode, bucketMb);
+  torch::optim::AdamW refOptimizer(reference->parameters(), adamW());
+  trainSharded(pg, model, shard, ddp.get(), 0, steps);
+  for (int step = 0; step < steps; ++step) {
+    refOptimizer.zero_grad();
+    referenceLoss(reference, globalBatch(step), world).backward();
+    // DataParallel gives parameters nobody used a zero gradient (see DataParallel.h);
+    // Zero1 leaves them alone, as plain AdamW does (no weight decay, no moments).
+    for (torch::Tensor &p : reference->parameters())
+      if (mode == ShardMode::Broadcast && p.requires_grad() && !p.grad().defined())
+        p.mutable_grad() = torch::zeros_like(p);
+    refOptimizer.step();
+  }
+  double diff = maxDiff(model, reference);
+  check(diff <= 1e-5, "shard " + name + ": max |param - reference| = " + number(diff), rank);
+  // Own state only: AdamW keeps two moments and a step counter per local shard
+  // whose parameter had a gradient (in Zero1, `unused` never had one and has no state).
+  int64_t expected = 0, counters = 0;
+  const std::vector<torch::Tensor> &params = shard.parameters();
+  for (const LocalShard &local : shard.localShards()) {
+    const torch::Tensor &p = params[local.param];
+    bool stateless = mode == ShardMode::Zero1 &&
+                     (p.is_same(model->unused->weight) || p.is_same(model->unused->bias));
+    if (!stateless) {
+      expected += 2 * local.numel * static_cast<int64_t>(p.element_size());
+      ++counters;
+    }
+  }
+  int64_t held = shard.localStateBytes() - 8 * counters; // minus the step counters
+  check(held == expected, "shard " + name + ": state bytes " + std::to_string(held) +
+                              " == 2 x own shard bytes " + std::to_string(expected), rank);
+  // Every parameter element is in exactly one rank's shard.
+  torch::Tensor counts = torch::zeros({static_cast<int64_t>(params.size())}, torch::kInt64);
+  for (const LocalShard &local : shard.localShards())
+    counts[local.param] += local.numel;
+  pg->wait(pg->allReduce(counts), "shard size all-reduce");
+  bool covered = true;
+  for (size_t i = 0; i < params.size(); ++i)
+    covered = covered && counts[static_cast<int64_t>(i)].item<int64_t>() == params[i].numel();
+  check(covered, "shard " + name + ": the ranks' shards cover every parameter once", rank);
+  if (mode == ShardMode::Zero1 && shard.numBuckets() > 2)
+    check(shard.bucketsLaunchedDuringBackward() > 0,
+          "shard " + name + ": " + std::to_string(shard.bucketsLaunchedDuringBackward()) + " of " +
+              std::to_string(shard.numBuckets()) + " buckets reduced during the backward",
+          rank);
+}
+
+int scenarioShard(const std::shared_ptr<ProcessGroup> &pg) {
+  runShardCase(pg, "broadcast", ShardMode::Broadcast);
+  runShardCase(pg, "zero1", ShardMode::Zero1); // one bucket: everything reduced in step()
+  return failures ? 1 : 0;
+}
+
+/// ZeRO-1 with small gradient buckets, reduced during the backward. "partial"
+/// (a gradient on rank 0 only) and "unused" (none anywhere) come last in
+/// backward order, so their buckets go out from step() with zeros / flags 0
+/// where there was no gradient; the buckets before them go out from the hooks.
+int scenarioZero1Buckets(const std::shared_ptr<ProcessGroup> &pg) {
+  runShardCase(pg, "zero1-400B-buckets", ShardMode::Zero1, 400.0 / (1 << 20));
+  runShardCase(pg, "zero1-64B-buckets", ShardMode::Zero1, 64.0 / (1 << 20));
+  Toy model(7);
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
+  bool threw = false;
+  try {
+    shard.owners();
+  } catch (const std::logic_error &) {
+    threw = true;
+  }
+  check(threw, "zero1: owners() throws (no per-parameter owner)", pg->rank());
   return failures ? 1 : 0;
 }
 
@@ -293,8 +332,10 @@ void saveParams(Toy &model, const std::string &path) {
 
 int scenarioSave(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
                  const std::string &ref) {
+  // Small buckets here, one bucket when loading: the file does not depend on the layout.
   Toy model(7);
-  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1,
+                         400.0 / (1 << 20));
   trainSharded(pg, model, shard, nullptr, 0, kStepsBeforeSave);
   shard.saveConsolidated(ckpt);
   trainSharded(pg, model, shard, nullptr, kStepsBeforeSave, kStepsAfterSave);
@@ -349,7 +390,7 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *usage = "usage: %s ddp|shard|save CKPT REF|load CKPT REF|peer-exits\n"
+  const char *usage = "usage: %s ddp|shard|zero1-buckets|save CKPT REF|load CKPT REF|peer-exits\n"
                       "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
     std::fprintf(stderr, usage, argv[0]);
@@ -374,6 +415,8 @@ int main(int argc, char **argv) {
       return scenarioDdp(pg);
     if (scenario == "shard")
       return scenarioShard(pg);
+    if (scenario == "zero1-buckets")
+      return scenarioZero1Buckets(pg);
     if (scenario == "save" || scenario == "load")
       gRankZeroUsesPartial = false;
     if (scenario == "save" && argc == 4)
