@@ -28,6 +28,8 @@
 # "comm wait" (ddp and the reference): GPU time on the compute stream from the end of the last
 # backward kernel until the averaged gradients are usable, from CUDA events; see docs/distributed.md.
 #
+# The tessel kernel set needs the kernel packages: TESSEL_PACKAGE_DIR=DIR (compiled on a CPU
+# machine, see docs/gpu.md) is passed to the build.
 # usage: bench/distributed/run-distributed-gpu.sh [STAGE...]     (default: all but nsys)
 #   stages: build allreduce ddp shard python matrix summary nsys | all (all: not matrix)
 # Budget on 2 H200s: build ~2-3 min, allreduce ~1 min (GLOO_RANKS="" skips Gloo), ddp ~2 min plus
@@ -116,7 +118,8 @@ stage_build() {
   export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
   say "build: configure ($prefix)"
   cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTESSEL_ENABLE_COMPILER=OFF \
-    -DTESSEL_ENABLE_TESTS=OFF -DCMAKE_PREFIX_PATH="$prefix" >"$RESULTS/log-configure.txt" 2>&1 ||
+    -DTESSEL_ENABLE_TESTS=OFF -DCMAKE_PREFIX_PATH="$prefix" \
+    ${TESSEL_PACKAGE_DIR:+-DTESSEL_PACKAGE_DIR="$TESSEL_PACKAGE_DIR"} >"$RESULTS/log-configure.txt" 2>&1 ||
     { tail -n 60 "$RESULTS/log-configure.txt"; return 1; }
   grep -E 'TesselDistributed|LibTorch' "$RESULTS/log-configure.txt" >&2 || true
   say "build: tessel-bench tessel-run"
