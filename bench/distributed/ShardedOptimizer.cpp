@@ -211,12 +211,14 @@ private:
 
 ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
                                    std::shared_ptr<ProcessGroup> pg, OptimizerFactory factory,
-                                   ShardMode mode, double bucketMb)
+                                   ShardMode mode, double bucketMb, int stepGroups)
     : pg_(std::move(pg)), mode_(mode) {
   if (!pg_ || !factory)
     throw std::invalid_argument("ShardedOptimizer needs a process group and an optimizer factory");
   if (mode_ == ShardMode::Zero1 && !(bucketMb > 0))
     throw std::invalid_argument("ShardedOptimizer: the bucket size must be positive");
+  if (mode_ == ShardMode::Zero1 && stepGroups < 1)
+    throw std::invalid_argument("ShardedOptimizer: the number of step groups must be positive");
   for (torch::Tensor &p : params)
     if (p.requires_grad())
       params_.push_back(p);
@@ -244,9 +246,60 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
     localParams_.push_back(mode_ == ShardMode::Zero1
                                ? flatParams_.narrow(0, offsets_[s.param] + s.offset, s.numel)
                                : params_[s.param]);
-  if (mode_ == ShardMode::Zero1)
-    setUpGradientBuckets();
-  local_ = factory(localParams_);
+  if (mode_ == ShardMode::Broadcast) {
+    groupShardBegin_ = {0, shards_.size()};
+    locals_.push_back(factory(localParams_));
+    return;
+  }
+  setUpGradientBuckets();
+  formStepGroups(stepGroups);
+  for (size_t g = 0; g + 1 < groupShardBegin_.size(); ++g) {
+    size_t begin = groupShardBegin_[g], end = groupShardBegin_[g + 1];
+    locals_.push_back(begin == end ? nullptr
+                                   : factory(std::vector<torch::Tensor>(
+                                         localParams_.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         localParams_.begin() + static_cast<std::ptrdiff_t>(end))));
+  }
+}
+
+void ShardedOptimizer::formStepGroups(int groups) {
+  // Consecutive buckets, a group per 1/groups of the flat buffer where a bucket
+  // starts (the same on every rank, so the all-gathers go out in the same order).
+  const Bucket &last = buckets_.back();
+  int64_t total = last.offset + last.chunk * pg_->size();
+  groupBucketBegin_.clear();
+  int64_t previous = -1;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    int64_t g = total > 0 ? std::min<int64_t>(groups - 1, buckets_[b].offset * groups / total) : 0;
+    if (g != previous)
+      groupBucketBegin_.push_back(b);
+    previous = g;
+  }
+  groupBucketBegin_.push_back(buckets_.size());
+  // shards_ are in bucket order: each group's are consecutive.
+  groupShardBegin_.assign(groupBucketBegin_.size(), shards_.size());
+  size_t k = 0;
+  for (size_t g = 0; g + 1 < groupBucketBegin_.size(); ++g) {
+    while (k < shards_.size() &&
+           static_cast<size_t>(bucketOf_[shards_[k].param]) < groupBucketBegin_[g])
+      ++k;
+    groupShardBegin_[g] = k;
+  }
+}
+
+std::pair<LocalOptimizer *, size_t> ShardedOptimizer::localOptimizerOf(size_t k) const {
+  if (k >= shards_.size())
+    throw std::out_of_range("ShardedOptimizer: no local shard " + std::to_string(k));
+  // The last group starting at or before k (empty groups before it start there too).
+  size_t g = static_cast<size_t>(
+      std::upper_bound(groupShardBegin_.begin(), groupShardBegin_.end(), k) -
+      groupShardBegin_.begin() - 1);
+  return {locals_.at(g).get(), k - groupShardBegin_[g]};
+}
+
+ParamState ShardedOptimizer::localState(size_t k) const {
+  auto [optimizer, i] = localOptimizerOf(k);
+  return optimizer->state(i);
 }
 
 ShardedOptimizer::~ShardedOptimizer() {
@@ -463,7 +516,7 @@ std::vector<bool> ShardedOptimizer::finishGradientReduction() {
 void ShardedOptimizer::step() {
   torch::NoGradGuard noGrad;
   if (mode_ == ShardMode::Broadcast) {
-    local_->step();
+    locals_[0]->step();
     // Every owner's broadcast in one collective: an all-gather over the flat
     // buffer, whose region r is rank r's parameters, is exactly "rank r
     // broadcasts its region" for every r at once. With NCCL that moves every
@@ -475,10 +528,40 @@ void ShardedOptimizer::step() {
   }
   std::vector<bool> hadLocally = finishGradientReduction();
   std::vector<size_t> hidden = hideGradientsNobodyHad(hadLocally);
-  local_->step();
+  // Group by group: step it, then send its parameters while the next one steps
+  // (NCCL: the all-gather waits for the step on its own stream; the compute
+  // stream goes on with the next group).
+  std::vector<Work> gathers;
+  std::vector<torch::Tensor> inputs;
+  for (size_t g = 0; g < locals_.size(); ++g) {
+    if (locals_[g])
+      locals_[g]->step();
+    gathers.push_back(launchGroupAllGather(g, inputs));
+  }
   for (size_t k : hidden)
     localParams_[k].mutable_grad() = localGrads_[k];
-  allGatherParameters();
+  markCommunication(2);
+  for (size_t g = 0; g < gathers.size(); ++g)
+    pg_->wait(gathers[g], "parameter all-gather of step group " + std::to_string(g));
+  markCommunication(3);
+}
+
+Work ShardedOptimizer::launchGroupAllGather(size_t g, std::vector<torch::Tensor> &inputs) {
+  // One all-gather per bucket, coalesced into one collective (NCCL: one group
+  // launch), so the many buckets cost about what one all-gather does. NCCL
+  // gathers in place (the input is this rank's chunk of the output); Gloo needs
+  // a separate input.
+  bool inPlace = pg_->kind() == BackendKind::Nccl;
+  int rank = pg_->rank(), world = pg_->size();
+  std::vector<torch::Tensor> outputs, groupInputs;
+  for (size_t b = groupBucketBegin_[g]; b < groupBucketBegin_[g + 1]; ++b) {
+    const Bucket &bucket = buckets_[b];
+    outputs.push_back(flatParams_.narrow(0, bucket.offset, bucket.chunk * world));
+    torch::Tensor own = outputs.back().narrow(0, rank * bucket.chunk, bucket.chunk);
+    groupInputs.push_back(inPlace ? own : own.clone());
+  }
+  inputs.insert(inputs.end(), groupInputs.begin(), groupInputs.end());
+  return pg_->backend().allgather_into_tensor_coalesced(outputs, groupInputs);
 }
 
 std::vector<size_t> ShardedOptimizer::hideGradientsNobodyHad(const std::vector<bool> &hadLocally) {
@@ -504,33 +587,18 @@ void ShardedOptimizer::allGatherParameters() {
   // NCCL gathers in place (the input is this rank's chunk of the output); Gloo
   // needs a separate input.
   bool inPlace = pg_->kind() == BackendKind::Nccl;
-  int rank = pg_->rank(), world = pg_->size();
-  if (mode_ == ShardMode::Broadcast) {
-    torch::Tensor ownParams = flatParams_.narrow(0, rank * regionElements_, regionElements_);
-    torch::Tensor input = inPlace ? ownParams : ownParams.clone();
-    markCommunication(2);
-    pg_->wait(pg_->allGather(flatParams_, input), "parameter all-gather");
-    markCommunication(3);
-    return;
-  }
-  // Zero1: one all-gather per bucket, coalesced into one collective (NCCL: one
-  // group launch), so the many buckets cost about what one all-gather does.
-  std::vector<torch::Tensor> outputs, inputs;
-  for (const Bucket &bucket : buckets_) {
-    outputs.push_back(flatParams_.narrow(0, bucket.offset, bucket.chunk * world));
-    torch::Tensor own = outputs.back().narrow(0, rank * bucket.chunk, bucket.chunk);
-    inputs.push_back(inPlace ? own : own.clone());
-  }
+  int rank = pg_->rank();
+  torch::Tensor ownParams = flatParams_.narrow(0, rank * regionElements_, regionElements_);
+  torch::Tensor input = inPlace ? ownParams : ownParams.clone();
   markCommunication(2);
-  pg_->wait(pg_->backend().allgather_into_tensor_coalesced(outputs, inputs),
-            "parameter all-gather");
+  pg_->wait(pg_->allGather(flatParams_, input), "parameter all-gather");
   markCommunication(3);
 }
 
 int64_t ShardedOptimizer::localStateBytes() const {
   int64_t total = 0;
   for (size_t k = 0; k < shards_.size(); ++k)
-    for (const auto &[name, t] : local_->state(k))
+    for (const auto &[name, t] : localState(k))
       total += bytesOf(t);
   return total;
 }
@@ -586,7 +654,7 @@ void ShardedOptimizer::saveConsolidated(const std::string &path) {
   // Each rank serialises the state of its local shards ...
   torch::serialize::OutputArchive mine;
   for (size_t k = 0; k < shards_.size(); ++k)
-    for (const auto &[name, t] : local_->state(k))
+    for (const auto &[name, t] : localState(k))
       mine.write(shardKey(shards_[k], name), t.detach().cpu());
   std::ostringstream stream;
   mine.save_to(stream);
@@ -687,7 +755,8 @@ void ShardedOptimizer::loadConsolidated(const std::string &path) {
           t = t.reshape(-1).narrow(0, shard.offset, shard.numel).reshape(localParams_[k].sizes());
         state.emplace_back(name, t);
       }
-    local_->loadState(k, state);
+    auto [optimizer, index] = localOptimizerOf(k);
+    optimizer->loadState(index, state);
   }
 }
 

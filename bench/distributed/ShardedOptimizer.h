@@ -17,9 +17,13 @@
 //     launched) its gradients are reduce-scattered asynchronously, so the
 //     communication overlaps the rest of the backward. step() launches what is
 //     left, waits, steps the own slices (1-D views: AdamW, Adam and SGD are
-//     elementwise, so slicing by elements is exact) and all-gathers every
-//     bucket's parameters in one coalesced collective: 2 x Psi bytes on the
-//     wire per step, as much as one all-reduce.
+//     elementwise, so slicing by elements is exact) and all-gathers the
+//     parameters: 2 x Psi bytes on the wire per step, as much as one all-reduce.
+//     The buckets form a few consecutive step groups (about equal bytes), each
+//     with its own local optimizer; step() steps group 0, launches the coalesced
+//     all-gather of group 0's buckets, steps group 1 while it is on the wire,
+//     and so on, then waits for all the all-gathers: only the last group's
+//     all-gather (and what the steps could not hide) is left exposed.
 //
 // Why element slices rather than whole parameters per owner: a reduce-scatter
 // splits its buffer evenly, so a bucket of parameters owned whole by ranks
@@ -104,9 +108,14 @@ class ShardedOptimizer {
 public:
   /// Broadcasts rank 0's parameter values (so it can be used without DataParallel).
   /// `bucketMb` (Zero1): the gradient bucket cap in MB (2^20 bytes), as DDP's.
+  /// `stepGroups` (Zero1): how many consecutive groups of buckets (about equal
+  /// bytes each; fewer where there are fewer buckets or a bucket is larger than
+  /// a group's share) are stepped one after the other, each group's parameter
+  /// all-gather going out while the next group steps. One local optimizer (and
+  /// so one optimizer launch) per group; 1 steps everything, then all-gathers.
   ShardedOptimizer(std::vector<torch::Tensor> params, std::shared_ptr<ProcessGroup> pg,
                    OptimizerFactory factory, ShardMode mode = ShardMode::Broadcast,
-                   double bucketMb = 25);
+                   double bucketMb = 25, int stepGroups = 8);
   /// Zero1 takes each parameter's post-accumulate-grad hook slot while it lives.
   ~ShardedOptimizer();
   ShardedOptimizer(const ShardedOptimizer &) = delete;
@@ -114,8 +123,9 @@ public:
 
   /// Broadcast: steps the own shard and broadcasts it. Zero1: reduce-scatters
   /// the buckets the backward's hooks have not launched (zeros for parameters
-  /// without a gradient here), waits for all, steps the own slices, all-gathers
-  /// the parameters. Zero1 needs one backward per step() (a second gradient for
+  /// without a gradient here), waits for all, then for each step group steps its
+  /// own slices and launches the all-gather of its buckets' parameters, and
+  /// finally waits for the all-gathers. Zero1 needs one backward per step() (a second gradient for
   /// a parameter before step() throws: its bucket may be on the wire). Parameters
   /// without a gradient are left alone by the optimizers, as plain AdamW does:
   /// in Broadcast mode those DataParallel left without one; in Zero1 those that
@@ -123,8 +133,9 @@ public:
   void step();
   /// `mark(i)` is called on the compute stream's side of each collective the step
   /// waits for: 0 and 1 around waiting for the gradient reductions still in
-  /// flight (Zero1), 2 and 3 around the parameter all-gather, so a caller can time
-  /// the communication it exposes.
+  /// flight (Zero1), 2 and 3 around waiting for the parameter all-gather (Zero1:
+  /// after the last group's step, for every group's all-gather still in flight),
+  /// so a caller can time the communication it exposes.
   void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
   /// Gradients become undefined. Zero1: during the next backward a hook copies
   /// each new gradient into the flat gradient buffer as soon as it is
@@ -139,8 +150,14 @@ public:
   /// Broadcast: the rank owning each parameter. Zero1 has no per-parameter
   /// owner (it shards by elements) and throws std::logic_error; see localShards().
   const std::vector<int> &owners() const;
-  /// What this rank's local optimizer steps, in its order.
+  /// What this rank's local optimizers step, in their order (group by group).
   const std::vector<LocalShard> &localShards() const { return shards_; }
+  /// Zero1: the number of step groups (Broadcast: 1), and the range of
+  /// localShards() group g's local optimizer steps (empty: no optimizer there).
+  size_t numStepGroups() const { return groupShardBegin_.size() - 1; }
+  std::pair<size_t, size_t> stepGroupShards(size_t g) const {
+    return {groupShardBegin_.at(g), groupShardBegin_.at(g + 1)};
+  }
   /// Bytes of optimizer state this rank holds / of this rank's parameter shards.
   int64_t localStateBytes() const;
   int64_t localParameterBytes() const;
@@ -177,6 +194,12 @@ private:
   int64_t layOutByBucket(int64_t bucketBytes);
   /// Zero1: the hooks, the gradient views the local optimizer reads.
   void setUpGradientBuckets();
+  /// Zero1: splits the buckets into at most `groups` consecutive step groups;
+  /// fills groupBucketBegin_ and groupShardBegin_.
+  void formStepGroups(int groups);
+  /// The local optimizer holding local shard k, and k's index in it.
+  std::pair<LocalOptimizer *, size_t> localOptimizerOf(size_t k) const;
+  ParamState localState(size_t k) const;
 
   // Zero1, per backward (the hooks run on autograd's threads: under mutex_).
   void onGradReady(int param);
@@ -193,8 +216,11 @@ private:
   /// Hides the gradient of each local shard whose parameter had none on any
   /// rank from the local optimizer; returns them, to be given their views back.
   std::vector<size_t> hideGradientsNobodyHad(const std::vector<bool> &hadLocally);
-  /// Brings every rank's parameters up to date from their owners.
+  /// Broadcast: brings every rank's parameters up to date from their owners.
   void allGatherParameters();
+  /// Zero1: launches the coalesced all-gather of step group g's buckets; keeps
+  /// Gloo's separate inputs in `inputs` (alive until the wait).
+  Work launchGroupAllGather(size_t g, std::vector<torch::Tensor> &inputs);
   /// Parameter i's gradient slot in flatGrads_.
   torch::Tensor gradSlot(size_t i) const;
 
@@ -206,7 +232,11 @@ private:
   std::vector<LocalShard> shards_;
   std::vector<torch::Tensor> localParams_; ///< what local_ steps, one per shard
   std::vector<torch::Tensor> localGrads_;  ///< Zero1: their gradients (reduced chunks)
-  std::unique_ptr<LocalOptimizer> local_;
+  /// One per step group (Broadcast: one), stepping shards_[groupShardBegin_[g],
+  /// groupShardBegin_[g + 1]); null for a Zero1 group without local shards.
+  std::vector<std::unique_ptr<LocalOptimizer>> locals_;
+  std::vector<size_t> groupShardBegin_{0, 0};
+  std::vector<size_t> groupBucketBegin_; ///< Zero1: buckets of each group, likewise
   int64_t regionElements_ = 0;   ///< Broadcast: elements of each rank region
   std::vector<int64_t> offsets_; ///< element offset of each parameter in the flat buffers
   torch::Tensor flatParams_, flatGrads_;

@@ -90,6 +90,19 @@ TEST(Checkpoint, SavedAtTwoRanksResumesIdenticallyAtThree) {
   std::remove(ref.c_str());
 }
 
+TEST(Checkpoint, SavedAtThreeRanksResumesIdenticallyAtTwo) {
+  // Both runs step in several groups of buckets, with different groupings.
+  std::string ckpt = tempPath("zero1-3to2.pt"), ref = tempPath("reference-3to2.pt");
+  WorkerRun save = runWorker(3, {"save", ckpt, ref});
+  ASSERT_EQ(save.exitCode, 0) << save.output;
+  EXPECT_EQ(save.output.find("FAIL"), std::string::npos) << save.output;
+  WorkerRun load = runWorker(2, {"load", ckpt, ref});
+  EXPECT_EQ(load.exitCode, 0) << load.output;
+  EXPECT_EQ(load.output.find("FAIL"), std::string::npos) << load.output;
+  std::remove(ckpt.c_str());
+  std::remove(ref.c_str());
+}
+
 TEST(PeerFailure, ARankThatExitsMakesTheOthersFailClearly) {
   // Rank 1 exits 0 without warning, so the launcher does not end the others:
   // they must notice on their own, with a clear error, within the timeout.

@@ -237,7 +237,7 @@ torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).wei
 /// Trains with `mode` sharding and compares with single-process AdamW; checks
 /// that each rank holds optimizer state for its own shard only.
 void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &name, ShardMode mode,
-                  double bucketMb = 25) {
+                  double bucketMb = 25, int stepGroups = 8, size_t minStepGroups = 1) {
   int rank = pg->rank(), world = pg->size();
   const int steps = 4;
   // Zero1 runs without DataParallel, which is what broadcasts frozen
@@ -249,7 +249,7 @@ void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &na
     options.bucketSizeMb = 400.0 / (1 << 20);
     ddp = std::make_unique<DataParallel>(model.ptr(), pg, options);
   }
-  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), mode, bucketMb);
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), mode, bucketMb, stepGroups);
   torch::optim::AdamW refOptimizer(reference->parameters(), adamW());
   trainSharded(pg, model, shard, ddp.get(), 0, steps);
   for (int step = 0; step < steps; ++step) {
@@ -289,6 +289,20 @@ void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &na
   for (size_t i = 0; i < params.size(); ++i)
     covered = covered && counts[static_cast<int64_t>(i)].item<int64_t>() == params[i].numel();
   check(covered, "shard " + name + ": the ranks' shards cover every parameter once", rank);
+  // Step groups: consecutive, at most stepGroups, covering the local shards in order.
+  size_t groups = shard.numStepGroups();
+  bool groupsOk = groups >= minStepGroups &&
+                  (mode == ShardMode::Broadcast
+                       ? groups == 1
+                       : groups <= std::min(shard.numBuckets(), static_cast<size_t>(stepGroups))) &&
+                  shard.stepGroupShards(0).first == 0 &&
+                  shard.stepGroupShards(groups - 1).second == shard.localShards().size();
+  for (size_t g = 0; g + 1 < groups; ++g)
+    groupsOk = groupsOk && shard.stepGroupShards(g).second == shard.stepGroupShards(g + 1).first;
+  check(groupsOk, "shard " + name + ": " + std::to_string(groups) + " step groups (at least " +
+                      std::to_string(minStepGroups) + ") of " +
+                      std::to_string(shard.numBuckets()) + " buckets",
+        rank);
   if (mode == ShardMode::Zero1 && shard.numBuckets() > 2)
     check(shard.bucketsLaunchedDuringBackward() > 0,
           "shard " + name + ": " + std::to_string(shard.bucketsLaunchedDuringBackward()) + " of " +
@@ -309,6 +323,11 @@ int scenarioShard(const std::shared_ptr<ProcessGroup> &pg) {
 int scenarioZero1Buckets(const std::shared_ptr<ProcessGroup> &pg) {
   runShardCase(pg, "zero1-400B-buckets", ShardMode::Zero1, 400.0 / (1 << 20));
   runShardCase(pg, "zero1-64B-buckets", ShardMode::Zero1, 64.0 / (1 << 20));
+  // Several step groups: each group's all-gather in flight while the next steps
+  // (with 64 B buckets every parameter has a bucket of its own).
+  runShardCase(pg, "zero1-64B-buckets-3-groups", ShardMode::Zero1, 64.0 / (1 << 20), 3, 2);
+  runShardCase(pg, "zero1-64B-buckets-8-groups", ShardMode::Zero1, 64.0 / (1 << 20), 8, 4);
+  runShardCase(pg, "zero1-64B-buckets-1-group", ShardMode::Zero1, 64.0 / (1 << 20), 1);
   Toy model(7);
   ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
   bool threw = false;
@@ -332,17 +351,20 @@ void saveParams(Toy &model, const std::string &path) {
 
 int scenarioSave(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
                  const std::string &ref) {
-  // Small buckets here, one bucket when loading: the file does not depend on the layout.
+  // Small buckets in 3 step groups here, tinier ones in up to 8 groups when
+  // loading: the file does not depend on the layout.
   Toy model(7);
   ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1,
-                         400.0 / (1 << 20));
+                         400.0 / (1 << 20), 3);
+  check(shard.numStepGroups() >= 2, "save: " + std::to_string(shard.numStepGroups()) +
+                                        " step groups", pg->rank());
   trainSharded(pg, model, shard, nullptr, 0, kStepsBeforeSave);
   shard.saveConsolidated(ckpt);
   trainSharded(pg, model, shard, nullptr, kStepsBeforeSave, kStepsAfterSave);
   if (pg->rank() == 0)
     saveParams(model, ref);
   pg->barrier();
-  return 0;
+  return failures ? 1 : 0;
 }
 
 int scenarioLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
@@ -350,7 +372,10 @@ int scenarioLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckp
   // The trainable weights come from the checkpoint (these are the initial ones,
   // three steps behind); the frozen parameter is not the optimizer's to save.
   Toy model(7);
-  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
+  ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1,
+                         64.0 / (1 << 20));
+  check(shard.numStepGroups() >= 2, "load: " + std::to_string(shard.numStepGroups()) +
+                                        " step groups", pg->rank());
   shard.loadConsolidated(ckpt);
   trainSharded(pg, model, shard, nullptr, kStepsBeforeSave, kStepsAfterSave);
   std::vector<torch::Tensor> expected;
