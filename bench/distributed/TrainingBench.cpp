@@ -166,6 +166,10 @@ struct Measured {
   std::string waitTiming;
   double bucketMb = 0;
   std::optional<BucketCalibration> calibration;
+  /// The last step's loss on this rank and the sum of every parameter after training (f64):
+  /// strategies that compute the same update agree on both (a check across --sharding and
+  /// --variants lists, which start from the same weights and data).
+  double lastLoss = 0, paramChecksum = 0;
 };
 
 double msSince(std::chrono::steady_clock::time_point t) {
@@ -229,6 +233,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   if (shard)
     shard->onCommunication([&marks](int i) { marks.mark(4 + i); });
   bool hostPhases = o.syncPhases || !marks.onDevice();
+  torch::Tensor lastLoss;
   for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
     bool timed = step >= o.warmup, memoryStep = step == o.warmup;
     NvtxRange stepRange("train_step");
@@ -252,6 +257,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       NvtxRange range("backward");
       loss.backward();
     }
+    lastLoss = loss.detach();
     marks.mark(1);
     if (o.syncPhases)
       pg->synchronizeDevice();
@@ -310,6 +316,13 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   }
   if (cuda)
     m.peakGiB = std::max({m.peakBeforeStepGiB, m.peakOptimizerGiB, m.initGiB});
+  if (lastLoss.defined())
+    m.lastLoss = lastLoss.item<double>();
+  {
+    torch::NoGradGuard noGrad;
+    for (const torch::Tensor &p : lm->parameters())
+      m.paramChecksum += p.to(torch::kFloat64).sum().item<double>();
+  }
 
   // Memory breakdown of this rank.
   for (const torch::Tensor &p : lm->parameters()) {
@@ -381,6 +394,8 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("comm_wait_pct", step.mean > 0 ? 100.0 * wait.mean / step.mean : 0.0);
   r.set("comm_wait_pct_median", step.median > 0 ? 100.0 * wait.median / step.median : 0.0);
   r.set("comm_wait_timing", m.waitTiming);
+  r.set("loss_last", m.lastLoss);
+  r.set("param_checksum", m.paramChecksum);
   if (m.buckets) {
     r.set("buckets", static_cast<int64_t>(m.buckets));
     r.set("buckets_launched_in_backward", static_cast<int64_t>(m.bucketsFromHooks));
