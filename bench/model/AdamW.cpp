@@ -71,10 +71,7 @@ void AdamW::step() {
     return;
   }
   if (o.impl == AdamWImpl::Fused) {
-    Tensors t = gather(stepped);
-    // LibTorch's update takes gradients in the parameters' dtype.
-    for (size_t k = 0; k < t.grads.size(); ++k)
-      t.grads[k] = t.grads[k].to(t.params[k].scalar_type());
+    Tensors t = gather(stepped, /*gradsInParamDtype=*/true);
     at::_foreach_add_(t.steps, 1);
     at::_fused_adamw_(t.params, t.grads, t.expAvg, t.expAvgSq, /*max_exp_avg_sqs=*/{}, t.steps,
                       o.lr, o.beta1, o.beta2, o.weightDecay, o.eps, /*amsgrad=*/false,
@@ -122,11 +119,13 @@ torch::Tensor AdamW::gradOf(size_t i) const {
   return copies_[i].grad();
 }
 
-AdamW::Tensors AdamW::gather(const std::vector<size_t> &indices) const {
+AdamW::Tensors AdamW::gather(const std::vector<size_t> &indices,
+                             bool gradsInParamDtype) const {
   Tensors t;
   for (size_t i : indices) {
     t.params.push_back(params_[i]);
-    t.grads.push_back(gradOf(i));
+    torch::Tensor grad = gradOf(i);
+    t.grads.push_back(gradsInParamDtype ? grad.to(params_[i].scalar_type()) : grad);
     t.copies.push_back(copies_.empty() ? torch::Tensor() : copies_[i]);
     t.expAvg.push_back(expAvg_[i]);
     t.expAvgSq.push_back(expAvgSq_[i]);
@@ -137,10 +136,8 @@ AdamW::Tensors AdamW::gather(const std::vector<size_t> &indices) const {
 
 void AdamW::foreachStep(const std::vector<size_t> &group, double step) {
   const AdamWOptions &o = options_;
-  Tensors t = gather(group);
+  Tensors t = gather(group, /*gradsInParamDtype=*/true);
   auto &[params, grads, expAvg, expAvgSq, steps, copies] = t;
-  for (size_t k = 0; k < grads.size(); ++k)
-    grads[k] = grads[k].to(params[k].scalar_type());
   at::_foreach_add_(steps, 1);
   double biasCorrection1 = 1 - std::pow(o.beta1, step);
   double biasCorrection2 = 1 - std::pow(o.beta2, step);

@@ -73,7 +73,9 @@ private:
   /// The gradient of parameter i: its working copy's when it has one.
   torch::Tensor gradOf(size_t i) const;
   static void zeroGradOf(torch::Tensor &tensor, bool setToNone);
-  Tensors gather(const std::vector<size_t> &indices) const;
+  /// gradsInParamDtype: a working copy's gradient converted to its parameter's dtype, as
+  /// LibTorch's updates take them (Tessel's kernel reads it as it is).
+  Tensors gather(const std::vector<size_t> &indices, bool gradsInParamDtype = false) const;
   /// The foreach update of the parameters `group`, whose step count is `step`.
   void foreachStep(const std::vector<size_t> &group, double step);
 
