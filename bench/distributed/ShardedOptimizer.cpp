@@ -253,6 +253,16 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
   }
   setUpGradientBuckets();
   formStepGroups(stepGroups);
+  size_t groups = groupBucketBegin_.size() - 1;
+  gathers_.resize(groups);
+  gatherInputs_.resize(groups);
+  groupOfParam_.assign(params_.size(), 0);
+  for (size_t g = 0; g < groups; ++g)
+    for (size_t b = groupBucketBegin_[g]; b < groupBucketBegin_[g + 1]; ++b)
+      for (int i : buckets_[b].params)
+        groupOfParam_[i] = static_cast<int>(g);
+  for (size_t i = 0; i < params_.size(); ++i)
+    paramIndex_[params_[i].unsafeGetTensorImpl()] = static_cast<int>(i);
   for (size_t g = 0; g + 1 < groupShardBegin_.size(); ++g) {
     size_t begin = groupShardBegin_[g], end = groupShardBegin_[g + 1];
     locals_.push_back(begin == end ? nullptr
@@ -303,6 +313,13 @@ ParamState ShardedOptimizer::localState(size_t k) const {
 }
 
 ShardedOptimizer::~ShardedOptimizer() {
+  for (Work &gather : gathers_) // the parameters must not be left half-written
+    if (gather) {
+      try {
+        gather->wait();
+      } catch (...) {
+      }
+    }
   if (mode_ == ShardMode::Zero1)
     for (const torch::Tensor &p : params_)
       torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
@@ -526,24 +543,78 @@ void ShardedOptimizer::step() {
     allGatherParameters();
     return;
   }
+  // The last all-gathers (NCCL: in place, reading this rank's chunk) must be
+  // done before the local optimizers write the chunk again.
+  waitForAllParameters();
   std::vector<bool> hadLocally = finishGradientReduction();
   std::vector<size_t> hidden = hideGradientsNobodyHad(hadLocally);
   // Group by group: step it, then send its parameters while the next one steps
   // (NCCL: the all-gather waits for the step on its own stream; the compute
-  // stream goes on with the next group).
-  std::vector<Work> gathers;
-  std::vector<torch::Tensor> inputs;
-  for (size_t g = 0; g < locals_.size(); ++g) {
+  // stream goes on with the next group). Overlapping the next forward, the last
+  // group goes first: buckets are in backward order, so it holds the first
+  // layers, whose parameters the forward needs first.
+  size_t groups = locals_.size();
+  for (size_t i = 0; i < groups; ++i) {
+    size_t g = overlapForward_ ? groups - 1 - i : i;
     if (locals_[g])
       locals_[g]->step();
-    gathers.push_back(launchGroupAllGather(g, inputs));
+    gatherInputs_[g].clear();
+    gathers_[g] = launchGroupAllGather(g, gatherInputs_[g]);
   }
   for (size_t k : hidden)
     localParams_[k].mutable_grad() = localGrads_[k];
+  if (!overlapForward_)
+    waitForAllParameters();
+}
+
+void ShardedOptimizer::overlapAllGatherWithForward(bool on) {
+  if (on && mode_ != ShardMode::Zero1)
+    throw std::logic_error("ShardedOptimizer: only zero1 can overlap its parameter all-gather "
+                           "with the next forward");
+  if (!on)
+    waitForAllParameters();
+  overlapForward_ = on;
+}
+
+void ShardedOptimizer::waitForGroup(size_t g) {
+  if (!gathers_[g])
+    return;
+  Work gather = std::move(gathers_[g]);
+  gathers_[g] = Work();
+  pg_->wait(gather, "parameter all-gather of step group " + std::to_string(g));
+  gatherInputs_[g].clear();
+}
+
+void ShardedOptimizer::waitForParameters(const std::vector<torch::Tensor> &params) {
+  std::vector<size_t> groups;
+  for (const torch::Tensor &p : params) {
+    auto it = paramIndex_.find(p.unsafeGetTensorImpl());
+    if (it == paramIndex_.end())
+      continue;
+    size_t g = static_cast<size_t>(groupOfParam_[it->second]);
+    if (gathers_[g] && std::find(groups.begin(), groups.end(), g) == groups.end())
+      groups.push_back(g);
+  }
+  if (groups.empty())
+    return;
   markCommunication(2);
-  for (size_t g = 0; g < gathers.size(); ++g)
-    pg_->wait(gathers[g], "parameter all-gather of step group " + std::to_string(g));
+  for (size_t g : groups)
+    waitForGroup(g);
   markCommunication(3);
+}
+
+void ShardedOptimizer::waitForAllParameters() {
+  if (stepGroupsInFlight() == 0)
+    return;
+  markCommunication(2);
+  for (size_t g = 0; g < gathers_.size(); ++g)
+    waitForGroup(g);
+  markCommunication(3);
+}
+
+size_t ShardedOptimizer::stepGroupsInFlight() const {
+  return static_cast<size_t>(
+      std::count_if(gathers_.begin(), gathers_.end(), [](const Work &w) { return bool(w); }));
 }
 
 Work ShardedOptimizer::launchGroupAllGather(size_t g, std::vector<torch::Tensor> &inputs) {
@@ -651,6 +722,7 @@ private:
 } // namespace
 
 void ShardedOptimizer::saveConsolidated(const std::string &path) {
+  waitForAllParameters();
   // Each rank serialises the state of its local shards ...
   torch::serialize::OutputArchive mine;
   for (size_t k = 0; k < shards_.size(); ++k)
@@ -699,6 +771,7 @@ void ShardedOptimizer::saveConsolidated(const std::string &path) {
 }
 
 void ShardedOptimizer::loadConsolidated(const std::string &path) {
+  waitForAllParameters();
   // Rank 0 reads the file; everyone gets its bytes (no shared file system needed).
   std::string bytes;
   int64_t size = 0;

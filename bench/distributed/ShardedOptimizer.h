@@ -24,6 +24,14 @@
 //     all-gather of group 0's buckets, steps group 1 while it is on the wire,
 //     and so on, then waits for all the all-gathers: only the last group's
 //     all-gather (and what the steps could not hide) is left exposed.
+//   Zero1 with the all-gather overlapped with the next forward
+//     (overlapAllGatherWithForward): step() steps the groups last bucket first
+//     (the first layers' parameters first, the order the forward needs them),
+//     launches each group's all-gather and returns without waiting. The caller
+//     calls waitForParameters(module's parameters) before each part of the
+//     forward uses them (as FSDP's forward prefetch waits per wrapped block):
+//     only the first part's all-gather is left exposed, the rest goes out while
+//     the earlier layers compute.
 //
 // Why element slices rather than whole parameters per owner: a reduce-scatter
 // splits its buffer evenly, so a bucket of parameters owned whole by ranks
@@ -60,6 +68,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -136,7 +145,24 @@ public:
   /// flight (Zero1), 2 and 3 around waiting for the parameter all-gather (Zero1:
   /// after the last group's step, for every group's all-gather still in flight),
   /// so a caller can time the communication it exposes.
+  /// With overlapAllGatherWithForward, 2 and 3 come around each wait in
+  /// waitForParameters() / waitForAllParameters(), possibly several per step.
   void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
+
+  /// Zero1 only (turning it on otherwise throws std::logic_error): step() leaves the parameter
+  /// all-gathers in flight. Until the caller has waited for a parameter with
+  /// waitForParameters(), its value may still be on the wire: read no parameter
+  /// that has not been waited for. step(), saveConsolidated() and
+  /// loadConsolidated() wait for whatever is still in flight first.
+  void overlapAllGatherWithForward(bool on);
+  bool overlapsAllGatherWithForward() const { return overlapForward_; }
+  /// Makes the current stream (NCCL; Gloo: the host) wait for the all-gathers
+  /// still in flight that carry any of `params` (tensors that are not this
+  /// optimizer's parameters are ignored). Cheap when nothing is in flight.
+  void waitForParameters(const std::vector<torch::Tensor> &params);
+  void waitForAllParameters();
+  /// Step groups whose all-gather nobody has waited for yet.
+  size_t stepGroupsInFlight() const;
   /// Gradients become undefined. Zero1: during the next backward a hook copies
   /// each new gradient into the flat gradient buffer as soon as it is
   /// accumulated (autograd's copy is freed at once), leaves .grad() as a view
@@ -223,6 +249,8 @@ private:
   Work launchGroupAllGather(size_t g, std::vector<torch::Tensor> &inputs);
   /// Parameter i's gradient slot in flatGrads_.
   torch::Tensor gradSlot(size_t i) const;
+  /// Waits for step group g's all-gather if it is in flight.
+  void waitForGroup(size_t g);
 
   std::function<void(int)> mark_;
   std::vector<torch::Tensor> params_;
@@ -257,6 +285,14 @@ private:
   /// reduce-scatters: every slice would need the flags of the parameters it
   /// holds, and a parameter straddling two slices must stay contiguous.)
   torch::Tensor flags_;
+
+  bool overlapForward_ = false;
+  /// Zero1: per step group, its all-gather still in flight (overlapForward_)
+  /// and the inputs Gloo needs alive until then.
+  std::vector<Work> gathers_;
+  std::vector<std::vector<torch::Tensor>> gatherInputs_;
+  std::vector<int> groupOfParam_;
+  std::unordered_map<const c10::TensorImpl *, int> paramIndex_;
 };
 
 } // namespace tessel::dist

@@ -18,7 +18,8 @@
 // averaged gradients); comm wait is the GPU time between the two, plus, with a
 // sharded optimizer, the time its step waits for the gradient reduce-scatters
 // still in flight after backward (ZeRO-1 launches them bucket by bucket during
-// the backward) and for the parameter all-gather, which nothing overlaps. Forward+
+// the backward) and for the parameter all-gather (zero1-prefetch: the waits of
+// the next step's forward for each block's parameters, counted there). Forward+
 // backward and optimizer times are event intervals on the same stream too. On
 // the CPU (Gloo) the same marks are host times. "sync call host ms" is the host
 // time spent inside the finishGradientSynchronization() call (its launch cost;
@@ -156,6 +157,7 @@ struct TrainSetup {
   std::optional<DdpOptions> ddp;     // none: no DataParallel (ZeRO-1)
   std::optional<ShardMode> sharding; // none: AdamW over every parameter
   double zeroBucketMb = 25;          // ZeRO-1's gradient bucket cap
+  bool overlapAllGather = false;     // ZeRO-1's all-gather overlapped with the next forward
 };
 
 struct Measured {
@@ -214,6 +216,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
                                                *setup.sharding, setup.zeroBucketMb);
   else
     full = tesselAdamW(adamw)(lm->parameters());
+  if (setup.overlapAllGather) {
+    shard->overlapAllGatherWithForward(true);
+    lm->setBeforeForward(
+        [&shard](torch::nn::Module &part) { shard->waitForParameters(part.parameters()); });
+  }
 
   if (ddp) {
     m.buckets = static_cast<int>(ddp->buckets().size());
@@ -227,11 +234,23 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   }
 
   // Marks on the compute stream: 0 step start, 1 backward done, 2 gradients
-  // synchronised, 3 optimizer done (see the file comment); 4-7 around the sharded
-  // optimizer's collectives, which it waits for inside its step.
-  StepTimer marks(device, 8);
+  // synchronised, 3 optimizer done (see the file comment); 4 and 5 around the
+  // sharded optimizer's wait for the gradient reductions, then a pair around each
+  // of its waits for parameter all-gathers (in its step, or, overlapped with the
+  // forward, in the next step's forward: counted in the step that waits).
+  constexpr int kMaxGatherWaits = 16;
+  StepTimer marks(device, 6 + 2 * kMaxGatherWaits);
+  int gatherWaits = 0;
   if (shard)
-    shard->onCommunication([&marks](int i) { marks.mark(4 + i); });
+    shard->onCommunication([&marks, &gatherWaits](int i) {
+      if (i < 2)
+        return marks.mark(4 + i);
+      if (gatherWaits == kMaxGatherWaits)
+        throw std::logic_error("tessel-bench: more parameter all-gather waits in a step than "
+                               "marks for them");
+      marks.mark(6 + 2 * gatherWaits + (i - 2));
+      gatherWaits += i - 2;
+    });
   bool hostPhases = o.syncPhases || !marks.onDevice();
   torch::Tensor lastLoss;
   for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
@@ -246,6 +265,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       tessel::bench::cudaResetPeak();
     pg->synchronizeDevice();
     auto start = std::chrono::steady_clock::now();
+    gatherWaits = 0;
     marks.mark(0);
     torch::Tensor loss;
     {
@@ -295,9 +315,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     if (timed) {
       m.stepMs.push_back(total);
       double shardWait = 0;
-      if (shard && !hostPhases)
-        shardWait = (shard->mode() == ShardMode::Zero1 ? marks.elapsedMs(4, 5) : 0.0) +
-                    marks.elapsedMs(6, 7);
+      if (shard && !hostPhases) {
+        shardWait = shard->mode() == ShardMode::Zero1 ? marks.elapsedMs(4, 5) : 0.0;
+        for (int w = 0; w < gatherWaits; ++w)
+          shardWait += marks.elapsedMs(6 + 2 * w, 7 + 2 * w);
+      }
       m.waitMs.push_back(hostPhases ? waitHost : marks.elapsedMs(1, 2) + shardWait);
       m.forwardBackwardMs.push_back(hostPhases ? forwardBackwardHost : marks.elapsedMs(0, 1));
       m.optimizerMs.push_back(hostPhases ? optimizerHost : marks.elapsedMs(2, 3));
@@ -318,6 +340,10 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     m.peakGiB = std::max({m.peakBeforeStepGiB, m.peakOptimizerGiB, m.initGiB});
   if (lastLoss.defined())
     m.lastLoss = lastLoss.item<double>();
+  if (shard) {
+    lm->setBeforeForward(nullptr);
+    shard->waitForAllParameters();
+  }
   {
     torch::NoGradGuard noGrad;
     for (const torch::Tensor &p : lm->parameters())
@@ -550,7 +576,10 @@ int runShard(int argc, char **argv) {
       "tessel-bench shard",
       "memory and step time with and without optimizer-state sharding (one process per rank)");
   o.addTo(flags);
-  flags.addList("sharding", "LIST", "none (DDP + AdamW) | broadcast (DDP + sharded AdamW) | zero1",
+  flags.addList("sharding", "LIST",
+                "none (DDP + AdamW) | broadcast (DDP + sharded AdamW) | zero1 | zero1-prefetch "
+                "(ZeRO-1 whose parameter all-gather overlaps the next forward: each block waits "
+                "for its own parameters)",
                 modes);
   flags.add("bucket-mb", "MB", "bucket cap: DDP's, and ZeRO-1's gradient buckets", bucketMb);
   if (auto exit = flags.parseOrExit(argc, argv))
@@ -568,6 +597,9 @@ int runShard(int argc, char **argv) {
         d.bucketSizeMb = bucketMb;
         if (mode == "none") {
           s.ddp = d;
+        } else if (mode == "zero1-prefetch") {
+          s.sharding = ShardMode::Zero1;
+          s.overlapAllGather = true;
         } else {
           s.sharding = parseShardMode(mode);
           if (*s.sharding == ShardMode::Broadcast)

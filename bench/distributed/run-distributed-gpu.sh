@@ -16,7 +16,9 @@
 #                                AdamW implementation as tessel-bench on CUDA
 #   matrix-*.json/.md            (stage matrix) the study of issue 23: for each context in CONTEXTS and
 #                                global batch in BATCHES, tessel-bench ddp (MATRIX_VARIANTS, bucketed
-#                                with the auto bucket size) and shard (zero1), once per kernel set in
+#                                with the auto bucket size) and shard (MATRIX_SHARDING: zero1, and
+#                                zero1-prefetch, its all-gather overlapped with the next forward),
+#                                tessel-bench runs with BENCH_FLAGS, once per kernel set in
 #                                KERNEL_SETS (eager; tessel = --kernels tessel --attention tessel, whose
 #                                AdamW is Tessel's), and ddp_reference.py (DDP, ZeroRedundancyOptimizer)
 #                                for the same shape; files matrix-{ddp,zero1}-KERNELS-cCTX-bBATCH.json
@@ -81,6 +83,10 @@ CONTEXTS=${CONTEXTS:-128 512}
 BATCHES=${BATCHES:-4 16}
 KERNEL_SETS=${KERNEL_SETS:-eager tessel}
 MATRIX_VARIANTS=${MATRIX_VARIANTS:-naive,flat,overlapped,bucketed}
+MATRIX_SHARDING=${MATRIX_SHARDING:-zero1,zero1-prefetch}
+# BENCH_FLAGS: extra flags for every tessel-bench training run of the matrix (e.g.
+# "--nccl-high-priority"); the PyTorch reference does not take them.
+read -r -a BENCH_FLAGS <<<"${BENCH_FLAGS:-}"
 # MODEL_FLAGS: extra model flags for every training run (e.g. "--num-layers 2" for a smoke test).
 read -r -a MODEL_FLAGS <<<"${MODEL_FLAGS:-}"
 TRAIN=(--model "$MODEL" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS"
@@ -184,10 +190,10 @@ stage_matrix() {
         [[ $k == tessel ]] && kernels+=(--attention tessel)
         tag=$k-c$c-b$b
         run "matrix-ddp-$tag" "$RUN" -n "$NGPU" -- "$BENCH" ddp "${shape[@]}" "${kernels[@]}" \
-          --variants "$MATRIX_VARIANTS" --bucket-mb auto \
+          "${BENCH_FLAGS[@]}" --variants "$MATRIX_VARIANTS" --bucket-mb auto \
           --json "$RESULTS/matrix-ddp-$tag.json" --markdown-file "$RESULTS/matrix-ddp-$tag.md"
         run "matrix-zero1-$tag" "$RUN" -n "$NGPU" -- "$BENCH" shard "${shape[@]}" "${kernels[@]}" \
-          --sharding zero1 --json "$RESULTS/matrix-zero1-$tag.json" \
+          "${BENCH_FLAGS[@]}" --sharding "$MATRIX_SHARDING" --json "$RESULTS/matrix-zero1-$tag.json" \
           --markdown-file "$RESULTS/matrix-zero1-$tag.md"
       done
       run "matrix-pytorch-c$c-b$b" "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${shape[@]}" \

@@ -247,10 +247,15 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor &tokens) {
               tokens.sizes());
   TORCH_CHECK(tokens.size(1) <= config_.contextLength, "TransformerLM: sequence of ",
               tokens.size(1), " is longer than the context length ", config_.contextLength);
+  beforeForward(*tokenEmbeddings);
   torch::Tensor x = tokenEmbeddings(tokens), pending, normed;
-  for (size_t i = 0; i < layers.size(); ++i)
+  for (size_t i = 0; i < layers.size(); ++i) {
+    beforeForward(*layers[i]);
     std::tie(x, pending) = layers[i]->forward(x, pending);
+  }
+  beforeForward(*lnFinal);
   std::tie(x, normed) = lnFinal->addForward(x, pending);
+  beforeForward(*lmHead);
   return lmHead(normed);
 }
 

@@ -25,6 +25,8 @@
 
 #include "bench/model/ModelConfig.h"
 
+#include <functional>
+
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
@@ -157,6 +159,13 @@ public:
   /// LinearImpl::workingWeight). Returns one entry per parameters() element (the copy, or
   /// undefined) for AdamW::setWorkingCopies, whose steps keep the copies current.
   std::vector<torch::Tensor> makeWorkingCopies(torch::ScalarType dtype);
+  /// `f` is called with each part of the model (the token embeddings, every block, the
+  /// final norm, the LM head) right before its forward reads its parameters, so a caller
+  /// whose parameters may still be arriving (ZeRO-1's all-gather overlapped with the
+  /// forward) can wait for exactly those. Empty: nothing is called.
+  void setBeforeForward(std::function<void(torch::nn::Module &)> f) {
+    beforeForward_ = std::move(f);
+  }
   const ModelConfig &config() const { return config_; }
   /// Number of parameter elements actually held (== config().parameterCount()).
   int64_t numParameters() const;
@@ -167,7 +176,13 @@ public:
   Linear lmHead{nullptr};
 
 private:
+  void beforeForward(torch::nn::Module &part) {
+    if (beforeForward_)
+      beforeForward_(part);
+  }
+
   ModelConfig config_;
+  std::function<void(torch::nn::Module &)> beforeForward_;
 };
 TORCH_MODULE(TransformerLM);
 

@@ -218,6 +218,29 @@ int scenarioDdp(const std::shared_ptr<ProcessGroup> &pg) {
   return failures ? 1 : 0;
 }
 
+/// With ZeRO-1's all-gather overlapped with the forward, what a forward does
+/// first: wait for fc1's parameters alone (the other groups stay in flight),
+/// then for the rest. Checks the bookkeeping on the way.
+void waitBeforeForward(const std::shared_ptr<ProcessGroup> &pg, Toy &model, ShardedOptimizer &shard,
+                       int step) {
+  size_t groups = shard.numStepGroups();
+  size_t before = shard.stepGroupsInFlight();
+  shard.waitForParameters(model->fc1->parameters());
+  size_t afterFc1 = shard.stepGroupsInFlight();
+  shard.waitForParameters(model->parameters());
+  size_t afterAll = shard.stepGroupsInFlight();
+  // Before the first step nothing is in flight; after one, every group's all-gather
+  // is. fc1's two parameters are in at most two groups.
+  bool ok = step == 0 ? before == 0
+                      : before == groups && afterFc1 < before && afterFc1 + 2 >= before &&
+                            afterAll == 0;
+  check(ok, "zero1 all-gather overlapped with the forward, step " + std::to_string(step) +
+                ": step groups in flight " + std::to_string(before) + " -> " +
+                std::to_string(afterFc1) + " (fc1 waited for) -> " + std::to_string(afterAll) +
+                " of " + std::to_string(groups),
+        pg->rank());
+}
+
 /// Trains `steps` steps from step `first` with ZeRO-1 or broadcast sharding.
 void trainSharded(const std::shared_ptr<ProcessGroup> &pg, Toy &model, ShardedOptimizer &shard,
                   DataParallel *ddp, int first, int steps) {
@@ -225,6 +248,8 @@ void trainSharded(const std::shared_ptr<ProcessGroup> &pg, Toy &model, ShardedOp
     if (ddp)
       ddp->zeroGrad();
     shard.zeroGrad();
+    if (shard.overlapsAllGatherWithForward())
+      waitBeforeForward(pg, model, shard, step);
     rankLoss(model, globalBatch(step), pg->rank(), pg->size()).backward();
     if (ddp)
       ddp->finishGradientSynchronization();
@@ -237,7 +262,8 @@ torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).wei
 /// Trains with `mode` sharding and compares with single-process AdamW; checks
 /// that each rank holds optimizer state for its own shard only.
 void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &name, ShardMode mode,
-                  double bucketMb = 25, int stepGroups = 8, size_t minStepGroups = 1) {
+                  double bucketMb = 25, int stepGroups = 8, size_t minStepGroups = 1,
+                  bool overlapForward = false) {
   int rank = pg->rank(), world = pg->size();
   const int steps = 4;
   // Zero1 runs without DataParallel, which is what broadcasts frozen
@@ -250,8 +276,10 @@ void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &na
     ddp = std::make_unique<DataParallel>(model.ptr(), pg, options);
   }
   ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), mode, bucketMb, stepGroups);
+  shard.overlapAllGatherWithForward(overlapForward);
   torch::optim::AdamW refOptimizer(reference->parameters(), adamW());
   trainSharded(pg, model, shard, ddp.get(), 0, steps);
+  shard.waitForAllParameters();
   for (int step = 0; step < steps; ++step) {
     refOptimizer.zero_grad();
     referenceLoss(reference, globalBatch(step), world).backward();
@@ -328,6 +356,9 @@ int scenarioZero1Buckets(const std::shared_ptr<ProcessGroup> &pg) {
   runShardCase(pg, "zero1-64B-buckets-3-groups", ShardMode::Zero1, 64.0 / (1 << 20), 3, 2);
   runShardCase(pg, "zero1-64B-buckets-8-groups", ShardMode::Zero1, 64.0 / (1 << 20), 8, 4);
   runShardCase(pg, "zero1-64B-buckets-1-group", ShardMode::Zero1, 64.0 / (1 << 20), 1);
+  // The all-gathers left in flight by step(), waited for part by part before the forward.
+  runShardCase(pg, "zero1-64B-buckets-8-groups-overlap-forward", ShardMode::Zero1,
+               64.0 / (1 << 20), 8, 4, /*overlapForward=*/true);
   Toy model(7);
   ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
   bool threw = false;

@@ -154,8 +154,8 @@ def targets(ddp, shard, pytorch, world):
     return "## Targets\n\n" + ("\n".join(lines) if lines else "(not enough results)") + "\n"
 
 
-STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "zero1"]
-PYTORCH_FOR = {"bucketed": "pytorch-ddp", "zero1": "pytorch-zero"}
+STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "zero1", "zero1-prefetch"]
+PYTORCH_FOR = {"bucketed": "pytorch-ddp", "zero1": "pytorch-zero", "zero1-prefetch": "pytorch-zero"}
 
 
 def matrix_records(folder):
