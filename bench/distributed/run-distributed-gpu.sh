@@ -84,6 +84,7 @@ BATCHES=${BATCHES:-4 16}
 KERNEL_SETS=${KERNEL_SETS:-eager tessel}
 MATRIX_VARIANTS=${MATRIX_VARIANTS:-naive,flat,overlapped,bucketed}
 MATRIX_SHARDING=${MATRIX_SHARDING:-zero1,zero1-prefetch}
+MATRIX_PYTORCH=${MATRIX_PYTORCH:-1}  # 0: the matrix without PyTorch's runs (e.g. eager kernels only)
 # BENCH_FLAGS: extra flags for every tessel-bench training run of the matrix (e.g.
 # "--nccl-high-priority"); the PyTorch reference does not take them.
 read -r -a BENCH_FLAGS <<<"${BENCH_FLAGS:-}"
@@ -196,6 +197,7 @@ stage_matrix() {
           "${BENCH_FLAGS[@]}" --sharding "$MATRIX_SHARDING" --json "$RESULTS/matrix-zero1-$tag.json" \
           --markdown-file "$RESULTS/matrix-zero1-$tag.md"
       done
+      [[ $MATRIX_PYTORCH == 1 ]] || continue
       run "matrix-pytorch-c$c-b$b" "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${shape[@]}" \
         --variants ddp,zero --adamw "$PY_ADAMW" --allreduce-sizes "$sizes" --json "$RESULTS/matrix-pytorch-c$c-b$b.json" \
         --markdown-file "$RESULTS/matrix-pytorch-c$c-b$b.md"
