@@ -143,8 +143,11 @@ Work ProcessGroup::broadcast(torch::Tensor &tensor, int root) {
   return backend_->broadcast(tensors, opts);
 }
 
-Work ProcessGroup::reduceScatter(torch::Tensor &output, torch::Tensor &input) {
-  return backend_->_reduce_scatter_base(output, input);
+Work ProcessGroup::reduceScatter(torch::Tensor &output, torch::Tensor &input,
+                                 c10d::ReduceOp op) {
+  c10d::ReduceScatterOptions options;
+  options.reduceOp = op;
+  return backend_->_reduce_scatter_base(output, input, options);
 }
 
 Work ProcessGroup::allGather(torch::Tensor &output, torch::Tensor &input) {

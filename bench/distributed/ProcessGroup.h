@@ -99,8 +99,9 @@ public:
   /// (NCCL), otherwise the tensor is divided first and summed.
   Work allReduceMean(torch::Tensor &tensor);
   Work broadcast(torch::Tensor &tensor, int root);
-  /// input is size() equal chunks; output (one chunk) gets the sum of chunk rank().
-  Work reduceScatter(torch::Tensor &output, torch::Tensor &input);
+  /// input is size() equal chunks; output (one chunk) gets the sum (or `op`) of chunk rank().
+  Work reduceScatter(torch::Tensor &output, torch::Tensor &input,
+                     c10d::ReduceOp op = c10d::ReduceOp::SUM);
   /// output is size() chunks of input's size; chunk k is rank k's input.
   Work allGather(torch::Tensor &output, torch::Tensor &input);
   /// Waits for `work`; a failure becomes a DistributedError naming this rank and `what`.

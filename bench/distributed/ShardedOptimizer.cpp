@@ -379,14 +379,22 @@ int64_t ShardedOptimizer::layOutByBucket(int64_t bucketBytes) {
   return end;
 }
 
-void ShardedOptimizer::setUpGradientBuckets() {
-  flatGrads_ = torch::zeros_like(flatParams_);
-  // The reduce-scatter leaves the sum of each own chunk there (NCCL in place;
+void ShardedOptimizer::allocateGradients(torch::ScalarType dtype) {
+  flatGrads_ = torch::zeros({flatParams_.numel()}, flatParams_.options().dtype(dtype));
+  // The reduce-scatter leaves the mean of each own chunk there (NCCL in place;
   // Gloo's output is copied back), and the local optimizer reads it there.
-  for (const LocalShard &s : shards_) {
+  localGrads_.clear();
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const LocalShard &s = shards_[k];
     localGrads_.push_back(flatGrads_.narrow(0, offsets_[s.param] + s.offset, s.numel));
-    localParams_[localGrads_.size() - 1].mutable_grad() = localGrads_.back();
+    localParams_[k].mutable_grad() = localGrads_.back();
   }
+  for (torch::Tensor &p : params_)
+    p.mutable_grad() = torch::Tensor();
+}
+
+void ShardedOptimizer::setUpGradientBuckets() {
+  allocateGradients(flatParams_.scalar_type());
   flags_ = torch::zeros({static_cast<int64_t>(params_.size())},
                         torch::TensorOptions().dtype(torch::kInt32).device(pg_->device()));
   ready_.assign(params_.size(), 0);
@@ -407,6 +415,33 @@ const std::vector<int> &ShardedOptimizer::owners() const {
 
 torch::Tensor ShardedOptimizer::gradSlot(size_t i) const {
   return flatGrads_.narrow(0, offsets_[i], params_[i].numel()).view(params_[i].sizes());
+}
+
+torch::Tensor ShardedOptimizer::slotAsGradient(const torch::Tensor &slot) const {
+  // A gradient in another dtype than its parameter's would break the next
+  // backward's accumulation and readers of .grad(): there is none then.
+  return slot.scalar_type() == params_[0].scalar_type() ? slot : torch::Tensor();
+}
+
+void ShardedOptimizer::reduceGradientsIn(torch::ScalarType dtype) {
+  if (mode_ != ShardMode::Zero1)
+    throw std::logic_error("ShardedOptimizer: only zero1 reduces gradients in its own dtype");
+  if (!at::isFloatingType(dtype))
+    throw std::invalid_argument("ShardedOptimizer: gradients are reduced in a floating-point dtype");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (backwardStarted_)
+    throw std::logic_error("ShardedOptimizer: reduceGradientsIn() between a backward and step()");
+  if (dtype != flatGrads_.scalar_type())
+    allocateGradients(dtype);
+}
+
+torch::ScalarType ShardedOptimizer::gradientReduceDtype() const {
+  return flatGrads_.defined() ? flatGrads_.scalar_type() : flatParams_.scalar_type();
+}
+
+int64_t ShardedOptimizer::gradientBufferBytes() const {
+  return flatGrads_.defined() ? flatGrads_.numel() * static_cast<int64_t>(flatGrads_.element_size())
+                              : 0;
 }
 
 void ShardedOptimizer::zeroGrad() {
@@ -437,7 +472,7 @@ void ShardedOptimizer::onGradReady(int param) {
   if (grad.defined() && grad.data_ptr() != slot.data_ptr()) {
     torch::NoGradGuard noGrad;
     slot.copy_(grad);
-    grad = slot;
+    grad = slotAsGradient(slot);
   }
   --missing_[bucketOf_[param]];
   size_t before = nextLaunch_;
@@ -479,13 +514,16 @@ void ShardedOptimizer::launchBucket(size_t b) {
       slot.copy_(grad); // set without a backward
     else
       slot.zero_();
-    grad = slot;
+    grad = slotAsGradient(slot);
   }
   torch::Tensor input = flatGrads_.narrow(0, bucket.offset, bucket.chunk * pg_->size());
   torch::Tensor own = input.narrow(0, pg_->rank() * bucket.chunk, bucket.chunk);
-  // NCCL reduces into its own chunk in place; Gloo needs a separate output.
-  reduced_[b] = pg_->kind() == BackendKind::Nccl ? own : torch::empty_like(own);
-  works_[b] = pg_->reduceScatter(reduced_[b], input);
+  // NCCL reduces into its own chunk in place and averages (no division pass
+  // afterwards); Gloo needs a separate output and has no average.
+  bool nccl = pg_->kind() == BackendKind::Nccl;
+  reduced_[b] = nccl ? own : torch::empty_like(own);
+  works_[b] = pg_->reduceScatter(reduced_[b], input,
+                                 nccl ? c10d::ReduceOp::AVG : c10d::ReduceOp::SUM);
 }
 
 std::vector<bool> ShardedOptimizer::finishGradientReduction() {
@@ -521,7 +559,7 @@ std::vector<bool> ShardedOptimizer::finishGradientReduction() {
     if (reduced_[b].data_ptr() != own.data_ptr())
       own.copy_(reduced_[b]);
   }
-  if (!localGrads_.empty())
+  if (!localGrads_.empty() && pg_->kind() != BackendKind::Nccl)
     at::_foreach_div_(localGrads_, static_cast<double>(pg_->size()));
   std::fill(works_.begin(), works_.end(), Work());
   std::fill(reduced_.begin(), reduced_.end(), torch::Tensor());

@@ -163,6 +163,19 @@ public:
   void waitForAllParameters();
   /// Step groups whose all-gather nobody has waited for yet.
   size_t stepGroupsInFlight() const;
+
+  /// Zero1 only: gradients are reduce-scattered in `dtype` (e.g. bf16 for f32
+  /// parameters: half the bytes on the wire, as FSDP's reduce_dtype; each
+  /// gradient is rounded to it once, and the sum over ranks is rounded too).
+  /// The hooks cast each gradient into a flat buffer of that dtype and leave
+  /// .grad() undefined after the backward; the local optimizer gets its slices'
+  /// gradients in `dtype` (the harness's AdamW takes bf16 gradients for f32
+  /// parameters; LibTorch's optimizers need the parameters' dtype). Call it before
+  /// a backward, not between a backward and step().
+  void reduceGradientsIn(torch::ScalarType dtype);
+  torch::ScalarType gradientReduceDtype() const;
+  /// Bytes of the gradient buffer this rank holds (Zero1; Broadcast: 0).
+  int64_t gradientBufferBytes() const;
   /// Gradients become undefined. Zero1: during the next backward a hook copies
   /// each new gradient into the flat gradient buffer as soon as it is
   /// accumulated (autograd's copy is freed at once), leaves .grad() as a view
@@ -249,6 +262,11 @@ private:
   Work launchGroupAllGather(size_t g, std::vector<torch::Tensor> &inputs);
   /// Parameter i's gradient slot in flatGrads_.
   torch::Tensor gradSlot(size_t i) const;
+  /// What .grad() becomes once a gradient is in its slot: the slot, or undefined
+  /// where gradients are reduced in another dtype than the parameters'.
+  torch::Tensor slotAsGradient(const torch::Tensor &slot) const;
+  /// Zero1: (re)allocates flatGrads_ in `dtype` and the local gradient views.
+  void allocateGradients(torch::ScalarType dtype);
   /// Waits for step group g's all-gather if it is in flight.
   void waitForGroup(size_t g);
 

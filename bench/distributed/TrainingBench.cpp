@@ -158,6 +158,7 @@ struct TrainSetup {
   std::optional<ShardMode> sharding; // none: AdamW over every parameter
   double zeroBucketMb = 25;          // ZeRO-1's gradient bucket cap
   bool overlapAllGather = false;     // ZeRO-1's all-gather overlapped with the next forward
+  bool bf16Gradients = false;        // ZeRO-1 reduce-scatters gradients in bf16
 };
 
 struct Measured {
@@ -216,6 +217,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
                                                *setup.sharding, setup.zeroBucketMb);
   else
     full = tesselAdamW(adamw)(lm->parameters());
+  if (setup.bf16Gradients)
+    shard->reduceGradientsIn(torch::kBFloat16);
   if (setup.overlapAllGather) {
     shard->overlapAllGatherWithForward(true);
     lm->setBeforeForward(
@@ -355,6 +358,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     m.paramGiB += bytesOf(p) / kGiB;
     m.gradGiB += bytesOf(p.grad()) / kGiB;
   }
+  if (shard && shard->mode() == ShardMode::Zero1) // .grad() views into it, or none (bf16)
+    m.gradGiB = static_cast<double>(shard->gradientBufferBytes()) / kGiB;
   if (shard) {
     m.stateGiB = shard->localStateBytes() / kGiB;
   } else {
@@ -579,7 +584,8 @@ int runShard(int argc, char **argv) {
   flags.addList("sharding", "LIST",
                 "none (DDP + AdamW) | broadcast (DDP + sharded AdamW) | zero1 | zero1-prefetch "
                 "(ZeRO-1 whose parameter all-gather overlaps the next forward: each block waits "
-                "for its own parameters)",
+                "for its own parameters) | zero1-prefetch-bf16grad (and gradients reduce-scattered "
+                "in bf16, half the bytes; bf16 precision only)",
                 modes);
   flags.add("bucket-mb", "MB", "bucket cap: DDP's, and ZeRO-1's gradient buckets", bucketMb);
   if (auto exit = flags.parseOrExit(argc, argv))
@@ -597,9 +603,12 @@ int runShard(int argc, char **argv) {
         d.bucketSizeMb = bucketMb;
         if (mode == "none") {
           s.ddp = d;
-        } else if (mode == "zero1-prefetch") {
+        } else if (mode == "zero1-prefetch" || mode == "zero1-prefetch-bf16grad") {
           s.sharding = ShardMode::Zero1;
           s.overlapAllGather = true;
+          s.bf16Gradients = mode == "zero1-prefetch-bf16grad";
+          if (s.bf16Gradients && !s.bf16) // an fp32 run keeps fp32 gradients
+            continue;
         } else {
           s.sharding = parseShardMode(mode);
           if (*s.sharding == ShardMode::Broadcast)

@@ -17,6 +17,7 @@
 #include "bench/distributed/DataParallel.h"
 #include "bench/distributed/ProcessGroup.h"
 #include "bench/distributed/ShardedOptimizer.h"
+#include "bench/model/AdamW.h"
 
 #include <torch/torch.h>
 
@@ -338,6 +339,52 @@ void runShardCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &na
           rank);
 }
 
+/// ZeRO-1 reduce-scattering bf16 gradients (the all-gather overlapped with the
+/// forward, the harness's AdamW taking the bf16 gradients of f32 parameters)
+/// trains as single-process AdamW whose gradient is the mean of every rank's
+/// gradient rounded to bf16; what the sum over ranks rounds on top stays far
+/// below the 2 x lr a wrong or missing reduction moves an element by.
+void runZero1Bf16Gradients(const std::shared_ptr<ProcessGroup> &pg) {
+  int rank = pg->rank(), world = pg->size();
+  const int steps = 4;
+  Toy model(7), reference(7);
+  tessel::model::AdamWOptions options;
+  options.lr = 0.01;
+  options.weightDecay = 0.1;
+  options.impl = tessel::model::AdamWImpl::Foreach;
+  ShardedOptimizer shard(model->parameters(), pg, tesselAdamW(options), ShardMode::Zero1,
+                         64.0 / (1 << 20), 3);
+  shard.reduceGradientsIn(torch::kBFloat16);
+  shard.overlapAllGatherWithForward(true);
+  trainSharded(pg, model, shard, nullptr, 0, steps);
+  shard.waitForAllParameters();
+
+  std::vector<torch::Tensor> params = reference->parameters();
+  tessel::model::AdamW refOptimizer(params, options);
+  for (int step = 0; step < steps; ++step) {
+    std::vector<torch::Tensor> sum(params.size());
+    for (int r = 0; r < world; ++r) {
+      refOptimizer.zeroGrad();
+      rankLoss(reference, globalBatch(step), r, world).backward();
+      for (size_t i = 0; i < params.size(); ++i)
+        if (params[i].grad().defined()) {
+          torch::Tensor rounded = params[i].grad().to(torch::kBFloat16).to(torch::kFloat32);
+          sum[i] = sum[i].defined() ? sum[i] + rounded : rounded;
+        }
+    }
+    for (size_t i = 0; i < params.size(); ++i)
+      params[i].mutable_grad() = sum[i].defined() ? sum[i] / world : torch::Tensor();
+    refOptimizer.step();
+  }
+  double diff = maxDiff(model, reference);
+  check(diff <= 1e-3, "zero1 bf16 gradients: max |param - reference| = " + number(diff), rank);
+  bool noGrads = true;
+  for (const torch::Tensor &p : model->parameters())
+    noGrads = noGrads && !p.grad().defined();
+  check(shard.gradientReduceDtype() == torch::kBFloat16 && noGrads,
+        "zero1 bf16 gradients: the buffer is bf16 and .grad() is left undefined", rank);
+}
+
 int scenarioShard(const std::shared_ptr<ProcessGroup> &pg) {
   runShardCase(pg, "broadcast", ShardMode::Broadcast);
   runShardCase(pg, "zero1", ShardMode::Zero1); // one bucket: everything reduced in step()
@@ -359,6 +406,7 @@ int scenarioZero1Buckets(const std::shared_ptr<ProcessGroup> &pg) {
   // The all-gathers left in flight by step(), waited for part by part before the forward.
   runShardCase(pg, "zero1-64B-buckets-8-groups-overlap-forward", ShardMode::Zero1,
                64.0 / (1 << 20), 8, 4, /*overlapForward=*/true);
+  runZero1Bf16Gradients(pg);
   Toy model(7);
   ShardedOptimizer shard(model->parameters(), pg, torchAdamW(adamW()), ShardMode::Zero1);
   bool threw = false;
