@@ -82,7 +82,7 @@ PY_ALLREDUCE_SIZES=${PY_ALLREDUCE_SIZES-1MB,10MB,100MB,1GB}
 CONTEXTS=${CONTEXTS:-128 512}
 BATCHES=${BATCHES:-4 16}
 KERNEL_SETS=${KERNEL_SETS:-eager tessel}
-MATRIX_VARIANTS=${MATRIX_VARIANTS:-naive,flat,overlapped,bucketed}
+MATRIX_VARIANTS=${MATRIX_VARIANTS-naive,flat,overlapped,bucketed}  # empty: no DDP runs
 MATRIX_SHARDING=${MATRIX_SHARDING:-zero1,zero1-prefetch}
 MATRIX_PYTORCH=${MATRIX_PYTORCH:-1}  # 0: the matrix without PyTorch's runs (e.g. eager kernels only)
 # BENCH_FLAGS: extra flags for every tessel-bench training run of the matrix (e.g.
@@ -190,9 +190,10 @@ stage_matrix() {
         local kernels=(--kernels "$k")
         [[ $k == tessel ]] && kernels+=(--attention tessel)
         tag=$k-c$c-b$b
-        run "matrix-ddp-$tag" "$RUN" -n "$NGPU" -- "$BENCH" ddp "${shape[@]}" "${kernels[@]}" \
-          "${BENCH_FLAGS[@]}" --variants "$MATRIX_VARIANTS" --bucket-mb auto \
-          --json "$RESULTS/matrix-ddp-$tag.json" --markdown-file "$RESULTS/matrix-ddp-$tag.md"
+        [[ -z $MATRIX_VARIANTS ]] ||
+          run "matrix-ddp-$tag" "$RUN" -n "$NGPU" -- "$BENCH" ddp "${shape[@]}" "${kernels[@]}" \
+            "${BENCH_FLAGS[@]}" --variants "$MATRIX_VARIANTS" --bucket-mb auto \
+            --json "$RESULTS/matrix-ddp-$tag.json" --markdown-file "$RESULTS/matrix-ddp-$tag.md"
         run "matrix-zero1-$tag" "$RUN" -n "$NGPU" -- "$BENCH" shard "${shape[@]}" "${kernels[@]}" \
           "${BENCH_FLAGS[@]}" --sharding "$MATRIX_SHARDING" --json "$RESULTS/matrix-zero1-$tag.json" \
           --markdown-file "$RESULTS/matrix-zero1-$tag.md"
