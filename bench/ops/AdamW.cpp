@@ -172,9 +172,10 @@ void adamwStep(const std::vector<torch::Tensor> &params, const std::vector<torch
                             "gradient in the copy's dtype; got " + describe(p) + ", grad " +
                             describe(g) + ", copy " + describe(c));
       copyType = c.scalar_type();
-    } else if (g.scalar_type() != p.scalar_type()) {
-      failOp(kOp, which + ": the gradient's dtype differs from the parameter's and there is "
-                          "no working copy in it: " + describe(p) + ", grad " + describe(g));
+    } else if (g.scalar_type() != p.scalar_type() && p.scalar_type() != torch::kFloat32) {
+      // The mixed packages (adamw_f32_grad_<dtype>) are for f32 masters only.
+      failOp(kOp, which + ": a gradient in another dtype than its parameter's needs an f32 "
+                          "parameter: " + describe(p) + ", grad " + describe(g));
     }
     if (p.numel() > 0)
       groups[{p.scalar_type(), g.scalar_type(), copyType}].members.push_back(i);

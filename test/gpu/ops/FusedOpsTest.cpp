@@ -387,6 +387,40 @@ TEST(FusedOpsAdamW, MatchesTorchOptimAdamW) {
   }
 }
 
+/// f32 parameters with bf16 gradients and no working copy (ZeRO-1 reducing gradients in
+/// bf16) step exactly as with those gradients widened to f32: the kernel widens each load.
+TEST(FusedOpsAdamW, Bf16GradientsStepAsTheirF32Values) {
+  SKIP_WITHOUT_GPU();
+  ops::installTesselOps();
+  auto options = torch::TensorOptions().device(torch::kCUDA);
+  std::vector<std::vector<int64_t>> shapes = {{70001}, {37, 41}, {131072}};
+  std::vector<torch::Tensor> mine, theirs;
+  for (auto &shape : shapes) {
+    torch::Tensor p = torch::randn(shape, options);
+    mine.push_back(p.clone());
+    theirs.push_back(p.clone());
+  }
+  model::AdamWOptions o;
+  o.lr = 3e-3, o.weightDecay = 0.1, o.impl = model::AdamWImpl::Tessel;
+  model::AdamW adamw(mine, o), reference(theirs, o);
+  for (int step = 0; step < 3; ++step) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      torch::Tensor g = torch::randn(shapes[i], options).to(torch::kBFloat16);
+      mine[i].mutable_grad() = g;
+      theirs[i].mutable_grad() = g.to(torch::kFloat32);
+    }
+    adamw.step();
+    reference.step();
+    for (size_t i = 0; i < shapes.size(); ++i)
+      EXPECT_TRUE(torch::equal(mine[i], theirs[i])) << "step " << step << ", parameter " << i;
+  }
+  // A bf16 parameter with an f32 gradient has no kernel: a clear error.
+  torch::Tensor p = torch::randn({8}, options.dtype(torch::kBFloat16));
+  p.mutable_grad() = torch::randn({8}, options);
+  model::AdamW wrong({p}, o);
+  EXPECT_THROW(wrong.step(), std::exception);
+}
+
 /// The linears computing with bf16 working copies that AdamW writes (--weight-cast
 /// optimizer) against autocast casting the f32 weights: the same bf16 weights and the same
 /// bf16 weight gradients, so the same losses and parameters step after step; the copies
