@@ -154,8 +154,10 @@ def targets(ddp, shard, pytorch, world):
     return "## Targets\n\n" + ("\n".join(lines) if lines else "(not enough results)") + "\n"
 
 
-STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "zero1", "zero1-prefetch"]
-PYTORCH_FOR = {"bucketed": "pytorch-ddp", "zero1": "pytorch-zero", "zero1-prefetch": "pytorch-zero"}
+STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "zero1", "zero1-prefetch",
+              "zero1-prefetch-bf16grad"]
+PYTORCH_FOR = {"bucketed": "pytorch-ddp", "zero1": "pytorch-zero", "zero1-prefetch": "pytorch-zero",
+               "zero1-prefetch-bf16grad": "pytorch-zero"}
 
 
 def matrix_records(folder):
@@ -202,6 +204,8 @@ def matrix_section(folder):
             rows = []
             for strategy in STRATEGIES:
                 e, t = find(eager, strategy, precision), find(tessel, strategy, precision)
+                if not e and not t:  # not run in this study
+                    continue
                 p = find(py, PYTORCH_FOR.get(strategy, ""), precision)
                 speedup = f"x{e['step_ms_mean'] / t['step_ms_mean']:.2f}" if e and t else "-"
                 rows.append((strategy, step_cell(e), step_cell(t), speedup,
