@@ -47,6 +47,7 @@
 #include "bench/tools/CudaSupport.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
+#include "bench/tools/StepProfile.h"
 #include "bench/tools/Subcommand.h"
 
 #include <torch/torch.h>
@@ -73,7 +74,7 @@ struct CommonOptions {
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   int64_t timeoutSeconds = 600;
   double lr = 1e-4;
-  std::string json, markdownFile;
+  std::string json, markdownFile, profile;
   bool markdown = false;
   bool syncPhases = false;
   bool ncclHighPriority = false;
@@ -112,6 +113,11 @@ struct CommonOptions {
                     "run NCCL's collectives on a high-priority CUDA stream, so their kernels "
                     "get SMs ahead of the backward's kernels",
                     ncclHighPriority);
+    flags.add("profile", "FILE",
+              "profile 3 more steps of each configuration under Kineto and append rank 0's GPU "
+              "time per kernel source (Tessel, cuBLAS, LibTorch, NCCL) and wall time, as "
+              "markdown (CUDA only)",
+              profile);
     flags.add("json", "FILE", "write the results as JSON (rank 0)", json);
     flags.add("markdown-file", "FILE", "write the table as markdown (rank 0)", markdownFile);
     flags.addSwitch("markdown", "print the table as markdown", markdown);
@@ -173,6 +179,7 @@ struct Measured {
   /// strategies that compute the same update agree on both (a check across --sharding and
   /// --variants lists, which start from the same weights and data).
   double lastLoss = 0, paramChecksum = 0;
+  std::optional<tessel::bench::StepProfile> profile; ///< --profile, this rank's
 };
 
 double msSince(std::chrono::steady_clock::time_point t) {
@@ -189,6 +196,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   if (o.batch % pg->size() != 0)
     throw std::invalid_argument("--batch-size " + std::to_string(o.batch) +
                                 " is not divisible by the world size " + std::to_string(pg->size()));
+  if (!o.profile.empty() && !cuda)
+    throw std::invalid_argument("--profile needs CUDA GPUs (Kineto's CUPTI records)");
   ModelConfig config = o.modelConfig();
   if (cuda) {
     tessel::bench::cudaEmptyCache();
@@ -255,32 +264,48 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       gatherWaits += i - 2;
     });
   bool hostPhases = o.syncPhases || !marks.onDevice();
-  torch::Tensor lastLoss;
-  for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
-    bool timed = step >= o.warmup, memoryStep = step == o.warmup;
-    NvtxRange stepRange("train_step");
-    // DataParallel owns the gradients when it is there (bucket views); ZeRO-1 otherwise.
+  // The phases of a step; the loop below puts marks between them.
+  auto zeroGrad = [&] { // DataParallel owns the gradients when it is there; ZeRO-1 otherwise
     if (ddp)
       ddp->zeroGrad();
     else if (shard)
       shard->zeroGrad();
-    if (cuda && memoryStep)
-      tessel::bench::cudaResetPeak();
-    pg->synchronizeDevice();
-    auto start = std::chrono::steady_clock::now();
-    gatherWaits = 0;
-    marks.mark(0);
+  };
+  auto forwardBackward = [&] {
     torch::Tensor loss;
     {
       NvtxRange range("forward");
       tessel::model::AutocastGuard autocast(device.type(), torch::kBFloat16, setup.bf16);
       loss = tessel::model::crossEntropy(lm->forward(tokens), targets, lm->config().kernels);
     }
-    {
-      NvtxRange range("backward");
-      loss.backward();
-    }
-    lastLoss = loss.detach();
+    NvtxRange range("backward");
+    loss.backward();
+    return loss.detach();
+  };
+  auto synchronizeGradients = [&] {
+    NvtxRange range("grad_sync_wait");
+    if (ddp)
+      ddp->finishGradientSynchronization();
+  };
+  auto optimizerStep = [&] {
+    NvtxRange range("optimizer");
+    if (shard)
+      shard->step();
+    else
+      full->step();
+  };
+  torch::Tensor lastLoss;
+  for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
+    bool timed = step >= o.warmup, memoryStep = step == o.warmup;
+    NvtxRange stepRange("train_step");
+    zeroGrad();
+    if (cuda && memoryStep)
+      tessel::bench::cudaResetPeak();
+    pg->synchronizeDevice();
+    auto start = std::chrono::steady_clock::now();
+    gatherWaits = 0;
+    marks.mark(0);
+    lastLoss = forwardBackward();
     marks.mark(1);
     if (o.syncPhases)
       pg->synchronizeDevice();
@@ -288,8 +313,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     auto waitStart = std::chrono::steady_clock::now();
     double syncCall = 0;
     if (ddp) {
-      NvtxRange range("grad_sync_wait");
-      ddp->finishGradientSynchronization();
+      synchronizeGradients();
       syncCall = msSince(waitStart);
       if (o.syncPhases)
         pg->synchronizeDevice();
@@ -302,13 +326,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       tessel::bench::cudaResetPeak();
     }
     auto optimizerStart = std::chrono::steady_clock::now();
-    {
-      NvtxRange range("optimizer");
-      if (shard)
-        shard->step();
-      else
-        full->step();
-    }
+    optimizerStep();
     marks.mark(3);
     pg->synchronizeDevice();
     double optimizerHost = msSince(optimizerStart);
@@ -343,6 +361,28 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     m.peakGiB = std::max({m.peakBeforeStepGiB, m.peakOptimizerGiB, m.initGiB});
   if (lastLoss.defined())
     m.lastLoss = lastLoss.item<double>();
+  if (!o.profile.empty() && cuda) {
+    // Three more steps under Kineto (GPU records only), after the timed ones: the GPU time
+    // per kernel source next to the steps' wall time says whether the GPU or the host
+    // launching for it sets the step's pace.
+    try {
+      tessel::bench::StepProfile profile = tessel::bench::profileSteps(
+          [&] {
+            zeroGrad();
+            gatherWaits = 0;
+            forwardBackward();
+            synchronizeGradients();
+            optimizerStep();
+          },
+          3);
+      m.profile = profile;
+    } catch (const c10::OutOfMemoryError &) {
+      throw;
+    } catch (const std::exception &e) {
+      std::string message = e.what();
+      std::cerr << "tessel-bench: --profile: " << message.substr(0, message.find('\n')) << "\n";
+    }
+  }
   if (shard) {
     lm->setBeforeForward(nullptr);
     shard->waitForAllParameters();
@@ -427,6 +467,21 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("comm_wait_timing", m.waitTiming);
   r.set("loss_last", m.lastLoss);
   r.set("param_checksum", m.paramChecksum);
+  if (m.profile) {
+    // Per step. NCCL's kernels run beside the others; the rest is the compute stream's work.
+    double steps = static_cast<double>(std::max<int64_t>(1, m.profile->steps)), nccl = 0;
+    for (const tessel::bench::KernelTime &k : m.profile->kernels)
+      if (k.source == "NCCL")
+        nccl += k.ms;
+    r.set("profile_wall_ms", m.profile->wallMs / steps);
+    r.set("profile_compute_kernel_ms", (m.profile->kernelMs() - nccl) / steps);
+    r.set("profile_nccl_kernel_ms", nccl / steps);
+    if (pg->rank() == 0)
+      tessel::bench::appendProfileMarkdown(*m.profile,
+                                           setup.label + (setup.bf16 ? " bf16" : " fp32") +
+                                               ", rank 0",
+                                           o.profile);
+  }
   if (m.buckets) {
     r.set("buckets", static_cast<int64_t>(m.buckets));
     r.set("buckets_launched_in_backward", static_cast<int64_t>(m.bucketsFromHooks));
