@@ -107,4 +107,51 @@ AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
   return model;
 }
 
+void BucketLaunchOrder::assign(std::vector<int> bucketOf, std::vector<int> bucketSizes) {
+  bucketOf_ = std::move(bucketOf);
+  bucketSizes_ = std::move(bucketSizes);
+  ready_.assign(bucketOf_.size(), 0);
+  missing_.assign(bucketSizes_.size(), 0);
+  next_ = 0;
+  inBackward_ = false;
+}
+
+void BucketLaunchOrder::start() {
+  inBackward_ = true;
+  std::fill(ready_.begin(), ready_.end(), 0);
+  missing_ = bucketSizes_;
+  next_ = 0;
+  launchedByHooks_ = 0;
+}
+
+bool BucketLaunchOrder::arrive(int p) {
+  if (!inBackward_)
+    start();
+  if (ready_[p])
+    return false;
+  ready_[p] = 1;
+  --missing_[bucketOf_[p]];
+  return true;
+}
+
+void BucketLaunchOrder::launchReady(const std::function<void(size_t)> &launch, bool fromHook) {
+  while (next_ < missing_.size() && missing_[next_] == 0) {
+    launch(next_++);
+    if (fromHook)
+      ++launchedByHooks_;
+  }
+}
+
+void BucketLaunchOrder::release() {
+  if (!inBackward_)
+    start();
+  for (size_t b = next_; b < missing_.size(); ++b)
+    missing_[b] = 0;
+}
+
+void BucketLaunchOrder::finish() {
+  inBackward_ = false;
+  lastLaunchedByHooks_ = launchedByHooks_;
+}
+
 } // namespace tessel::dist

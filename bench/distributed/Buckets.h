@@ -7,7 +7,9 @@
 #ifndef TESSEL_BENCH_DISTRIBUTED_BUCKETS_H
 #define TESSEL_BENCH_DISTRIBUTED_BUCKETS_H
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tessel::dist {
@@ -37,6 +39,45 @@ struct GradientSlot {
 std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slots,
                                             int64_t bucketBytes, int64_t firstBucketBytes = 0,
                                             int64_t lastBucketBytes = 0);
+
+/// When a backward's gradient buckets go on the wire (DataParallel's all-reduces,
+/// ZeRO-1's reduce-scatters): a bucket goes once all its gradients have arrived and
+/// every bucket before it has gone, so every rank issues the same sequence of
+/// collectives whatever order autograd finishes the gradients in. Bookkeeping only:
+/// the owner calls it under its own lock (the hooks run on autograd's threads).
+class BucketLaunchOrder {
+public:
+  /// bucketOf[p]: parameter p's bucket; bucketSizes[b]: the parameters in bucket b.
+  void assign(std::vector<int> bucketOf, std::vector<int> bucketSizes);
+  /// Whether a backward is under way: a gradient arrived, or release() was
+  /// called, since the last finish().
+  bool inBackward() const { return inBackward_; }
+  /// Parameter p's gradient arrived (a backward starts if none is under way). False,
+  /// changing nothing, if it had already arrived in this backward.
+  bool arrive(int p);
+  /// Whether parameter p's gradient arrived in the backward under way.
+  bool arrived(int p) const { return inBackward_ && ready_[p] != 0; }
+  /// Calls launch(b) for each bucket that may go now, in order. `fromHook`: counted
+  /// in launchedByHooks().
+  void launchReady(const std::function<void(size_t)> &launch, bool fromHook);
+  /// The end of the backward: gradients that never came count as arrived (the owner
+  /// sends zeros), so launchReady() launches every bucket left.
+  void release();
+  /// The backward's buckets have all been launched and waited for.
+  void finish();
+  /// How many buckets the hooks launched in the last finished backward.
+  int launchedByHooks() const { return lastLaunchedByHooks_; }
+
+private:
+  void start();
+
+  std::vector<int> bucketOf_, bucketSizes_;
+  std::vector<char> ready_;  ///< per parameter: arrived in this backward
+  std::vector<int> missing_; ///< per bucket: gradients still to come
+  size_t next_ = 0;          ///< the next bucket to launch
+  bool inBackward_ = false;
+  int launchedByHooks_ = 0, lastLaunchedByHooks_ = 0;
+};
 
 /// Owner rank of each parameter for optimizer-state sharding: largest first to
 /// the least loaded rank (ties: lowest rank, then earliest parameter), so every

@@ -80,12 +80,8 @@ struct DataParallel::State {
   std::vector<torch::Tensor> bucketBuffers; // Bucketed only (flat, one dtype each)
   std::vector<int> bucketOf, offsetOf;      // per parameter: bucket, element offset in it
   // Per step:
-  std::vector<char> ready;      // per parameter: gradient accumulated this backward
-  std::vector<int> missing;     // per bucket: gradients still to come
-  size_t nextLaunch = 0;        // buckets are launched in order
+  BucketLaunchOrder order;      // which buckets may go, in order
   std::vector<Pending> pending; // per bucket
-  bool stepStarted = false;
-  int launchedByHooks = 0, lastLaunchedByHooks = 0;
 
   torch::Tensor gradView(int p) {
     const torch::Tensor &param = params[p];
@@ -149,9 +145,8 @@ struct DataParallel::State {
     pending[b] = reduce(bucketBuffers[b]);
   }
 
-  void launchReadyBuckets() {
-    while (nextLaunch < buckets.size() && missing[nextLaunch] == 0)
-      launch(nextLaunch++);
+  void launchReadyBuckets(bool fromHook) {
+    order.launchReady([this](size_t b) { launch(b); }, fromHook);
   }
 
   /// Called by the hook of parameter p once its gradient is accumulated.
@@ -164,32 +159,17 @@ struct DataParallel::State {
     }
     if (mode != DdpMode::Overlapped && mode != DdpMode::Bucketed)
       return;
-    if (!stepStarted)
-      startStep();
-    if (ready[p]) // its bucket may already be on the wire: the sum would be lost
+    if (!order.arrive(p)) // its bucket may already be on the wire: the sum would be lost
       throw std::runtime_error(
           "DataParallel: parameter " + std::to_string(p) +
           " got a second gradient before finishGradientSynchronization() (a second "
           "backward outside noSync()); synchronise after each backward, or accumulate "
           "the earlier ones inside noSync()");
-    ready[p] = 1;
     // Into the bucket right away: the fresh gradient autograd made is freed
     // now rather than when the whole bucket is ready.
     if (mode == DdpMode::Bucketed)
       moveGradIntoBucket(p);
-    --missing[bucketOf[p]];
-    size_t before = nextLaunch;
-    launchReadyBuckets();
-    launchedByHooks += static_cast<int>(nextLaunch - before);
-  }
-
-  void startStep() {
-    stepStarted = true;
-    std::fill(ready.begin(), ready.end(), 0);
-    for (size_t b = 0; b < buckets.size(); ++b)
-      missing[b] = static_cast<int>(buckets[b].params.size());
-    nextLaunch = 0;
-    launchedByHooks = 0;
+    launchReadyBuckets(/*fromHook=*/true);
   }
 };
 
@@ -265,8 +245,10 @@ DataParallel::DataParallel(std::shared_ptr<torch::nn::Module> module,
     buildBuckets(0);
   }
   if (!s.buckets.empty()) {
-    s.ready.assign(s.params.size(), 0);
-    s.missing.assign(s.buckets.size(), 0);
+    std::vector<int> sizes;
+    for (const BucketInfo &bucket : s.buckets)
+      sizes.push_back(static_cast<int>(bucket.params.size()));
+    s.order.assign(s.bucketOf, sizes);
     s.pending.resize(s.buckets.size());
     std::weak_ptr<State> weak = state_;
     for (size_t p = 0; p < s.params.size(); ++p)
@@ -358,7 +340,7 @@ void DataParallel::calibrate() {
 const std::vector<torch::Tensor> &DataParallel::parameters() const { return state_->params; }
 std::vector<BucketInfo> DataParallel::buckets() const { return state_->buckets; }
 int64_t DataParallel::bucketBytes() const { return bucketBytes_; }
-int DataParallel::bucketsLaunchedDuringBackward() const { return state_->lastLaunchedByHooks; }
+int DataParallel::bucketsLaunchedDuringBackward() const { return state_->order.launchedByHooks(); }
 const BucketCalibration &DataParallel::calibration() const { return calibration_; }
 
 void DataParallel::finishGradientSynchronization() {
@@ -371,7 +353,7 @@ void DataParallel::finishGradientSynchronization() {
   std::vector<char> usedLocally(s.params.size(), 0);
   bool hookMode = s.mode == DdpMode::Overlapped || s.mode == DdpMode::Bucketed;
   for (size_t p = 0; p < s.params.size(); ++p)
-    usedLocally[p] = hookMode ? s.stepStarted && s.ready[p] : s.params[p].grad().defined();
+    usedLocally[p] = hookMode ? s.order.arrived(static_cast<int>(p)) : s.params[p].grad().defined();
 
   if (s.mode == DdpMode::Naive) {
     for (torch::Tensor &param : s.params) {
@@ -400,12 +382,10 @@ void DataParallel::finishGradientSynchronization() {
       }
     }
   } else {
-    if (!s.stepStarted)
-      s.startStep(); // no hook fired: no parameter got a gradient this step
-    // Whatever the hooks have not launched: gradients that never came count as zero.
-    for (size_t b = s.nextLaunch; b < s.buckets.size(); ++b)
-      s.missing[b] = 0;
-    s.launchReadyBuckets();
+    // Whatever the hooks have not launched (all of it if no hook fired): gradients
+    // that never came count as zero.
+    s.order.release();
+    s.launchReadyBuckets(/*fromHook=*/false);
     for (size_t b = 0; b < s.buckets.size(); ++b)
       s.finish(s.pending[b], "gradient all-reduce of bucket " + std::to_string(b));
     if (s.mode == DdpMode::Bucketed)
@@ -418,8 +398,7 @@ void DataParallel::finishGradientSynchronization() {
           grad.copy_(view);
       }
     s.pending.assign(s.buckets.size(), Pending{});
-    s.stepStarted = false;
-    s.lastLaunchedByHooks = s.launchedByHooks;
+    s.order.finish();
   }
 
   if (s.findUnused) {

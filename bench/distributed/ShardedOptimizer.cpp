@@ -397,8 +397,10 @@ void ShardedOptimizer::setUpGradientBuckets() {
   allocateGradients(flatParams_.scalar_type());
   flags_ = torch::zeros({static_cast<int64_t>(params_.size())},
                         torch::TensorOptions().dtype(torch::kInt32).device(pg_->device()));
-  ready_.assign(params_.size(), 0);
-  missing_.assign(buckets_.size(), 0);
+  std::vector<int> sizes;
+  for (const Bucket &bucket : buckets_)
+    sizes.push_back(static_cast<int>(bucket.params.size()));
+  launchOrder_.assign(bucketOf_, sizes);
   works_.resize(buckets_.size());
   reduced_.resize(buckets_.size());
   for (size_t i = 0; i < params_.size(); ++i)
@@ -429,7 +431,7 @@ void ShardedOptimizer::reduceGradientsIn(torch::ScalarType dtype) {
   if (!at::isFloatingType(dtype))
     throw std::invalid_argument("ShardedOptimizer: gradients are reduced in a floating-point dtype");
   std::lock_guard<std::mutex> lock(mutex_);
-  if (backwardStarted_)
+  if (launchOrder_.inBackward())
     throw std::logic_error("ShardedOptimizer: reduceGradientsIn() between a backward and step()");
   if (dtype != flatGrads_.scalar_type())
     allocateGradients(dtype);
@@ -448,7 +450,7 @@ void ShardedOptimizer::zeroGrad() {
   torch::NoGradGuard noGrad;
   if (mode_ == ShardMode::Zero1) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (backwardStarted_) // its buckets are on the wire: every rank must finish with step()
+    if (launchOrder_.inBackward()) // its buckets are on the wire: every rank must finish with step()
       throw std::logic_error("ShardedOptimizer (zero1): zeroGrad() after a backward without step()");
   }
   // As DataParallel::zeroGrad: the hooks copy fresh gradients into their slots,
@@ -459,13 +461,10 @@ void ShardedOptimizer::zeroGrad() {
 
 void ShardedOptimizer::onGradReady(int param) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!backwardStarted_)
-    startBackward();
-  if (ready_[param]) // its bucket may be on the wire already: the sum would be lost
+  if (!launchOrder_.arrive(param)) // its bucket may be on the wire already: the sum would be lost
     throw std::runtime_error("ShardedOptimizer (zero1): parameter " + std::to_string(param) +
                              " got a second gradient before step(); zero1 reduces each "
                              "backward's gradients during it, so call step() after each backward");
-  ready_[param] = 1;
   // Into the slot right away, so autograd's tensor is freed now.
   torch::Tensor &grad = params_[param].mutable_grad();
   torch::Tensor slot = gradSlot(param);
@@ -474,39 +473,25 @@ void ShardedOptimizer::onGradReady(int param) {
     slot.copy_(grad);
     grad = slotAsGradient(slot);
   }
-  --missing_[bucketOf_[param]];
-  size_t before = nextLaunch_;
-  launchReadyBuckets();
-  launchedByHooks_ += static_cast<int>(nextLaunch_ - before);
+  launchReadyBuckets(/*fromHook=*/true);
 }
 
-void ShardedOptimizer::startBackward() {
-  backwardStarted_ = true;
-  std::fill(ready_.begin(), ready_.end(), 0);
-  for (size_t b = 0; b < buckets_.size(); ++b)
-    missing_[b] = static_cast<int>(buckets_[b].params.size());
-  nextLaunch_ = 0;
-  launchedByHooks_ = 0;
-}
-
-void ShardedOptimizer::launchReadyBuckets() {
-  // In bucket order only, so every rank issues the same sequence of collectives
-  // whatever order autograd finishes the gradients in.
-  while (nextLaunch_ < buckets_.size() && missing_[nextLaunch_] == 0)
-    launchBucket(nextLaunch_++);
+void ShardedOptimizer::launchReadyBuckets(bool fromHook) {
+  launchOrder_.launchReady([this](size_t b) { launchBucket(b); }, fromHook);
 }
 
 bool ShardedOptimizer::hasGradient(int param) const {
   // A slot view whose hook did not fire in this backward is last step's.
   const torch::Tensor &grad = params_[param].grad();
-  return ready_[param] || (grad.defined() && grad.data_ptr() != gradSlot(param).data_ptr());
+  return launchOrder_.arrived(param) ||
+         (grad.defined() && grad.data_ptr() != gradSlot(param).data_ptr());
 }
 
 void ShardedOptimizer::launchBucket(size_t b) {
   torch::NoGradGuard noGrad;
   const Bucket &bucket = buckets_[b];
   for (int i : bucket.params) {
-    if (ready_[i]) // the hook has put it in its slot
+    if (launchOrder_.arrived(i)) // the hook has put it in its slot
       continue;
     torch::Tensor &grad = params_[i].mutable_grad();
     torch::Tensor slot = gradSlot(i);
@@ -528,8 +513,9 @@ void ShardedOptimizer::launchBucket(size_t b) {
 
 std::vector<bool> ShardedOptimizer::finishGradientReduction() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!backwardStarted_)
-    startBackward(); // no hook fired: no parameter got a gradient here
+  // What the hooks have not launched (all of it if no hook fired): gradients
+  // that never came count as zero.
+  launchOrder_.release();
   // Pinned, so the upload does not make the host wait for the backward.
   bool cuda = flags_.is_cuda();
   torch::Tensor flags = torch::empty(
@@ -540,10 +526,7 @@ std::vector<bool> ShardedOptimizer::finishGradientReduction() {
     hadLocally[i] = hasGradient(static_cast<int>(i));
     flag[i] = hadLocally[i] ? 1 : 0;
   }
-  // What the hooks have not launched: gradients that never came count as zero.
-  for (size_t b = nextLaunch_; b < buckets_.size(); ++b)
-    missing_[b] = 0;
-  launchReadyBuckets();
+  launchReadyBuckets(/*fromHook=*/false);
   flags_.copy_(flags, /*non_blocking=*/cuda);
   Work flagWork = pg_->allReduce(flags_);
   markCommunication(0);
@@ -563,8 +546,7 @@ std::vector<bool> ShardedOptimizer::finishGradientReduction() {
     at::_foreach_div_(localGrads_, static_cast<double>(pg_->size()));
   std::fill(works_.begin(), works_.end(), Work());
   std::fill(reduced_.begin(), reduced_.end(), torch::Tensor());
-  backwardStarted_ = false;
-  lastLaunchedByHooks_ = launchedByHooks_;
+  launchOrder_.finish();
   return hadLocally;
 }
 

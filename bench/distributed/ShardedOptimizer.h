@@ -57,6 +57,7 @@
 #ifndef TESSEL_BENCH_DISTRIBUTED_SHARDEDOPTIMIZER_H
 #define TESSEL_BENCH_DISTRIBUTED_SHARDEDOPTIMIZER_H
 
+#include "bench/distributed/Buckets.h"
 #include "bench/distributed/ProcessGroup.h"
 
 #include <torch/optim/adam.h>
@@ -203,7 +204,7 @@ public:
   /// Zero1: the number of gradient buckets, and how many of them the hooks
   /// launched during the last backward before step() (the rest step() did).
   size_t numBuckets() const { return buckets_.size(); }
-  int bucketsLaunchedDuringBackward() const { return lastLaunchedByHooks_; }
+  int bucketsLaunchedDuringBackward() const { return launchOrder_.launchedByHooks(); }
 
   /// Collective: gathers every rank's state to rank 0, which writes `path`.
   void saveConsolidated(const std::string &path);
@@ -242,8 +243,7 @@ private:
 
   // Zero1, per backward (the hooks run on autograd's threads: under mutex_).
   void onGradReady(int param);
-  void startBackward();
-  void launchReadyBuckets();
+  void launchReadyBuckets(bool fromHook);
   /// Whether parameter `param` got a gradient since the last step().
   bool hasGradient(int param) const;
   /// Gradients of bucket b into their slots (zeros where none), then an
@@ -290,13 +290,9 @@ private:
   std::vector<Bucket> buckets_; ///< Zero1, in launch order
   std::vector<int> bucketOf_;
   std::mutex mutex_;
-  std::vector<char> ready_;  ///< per parameter: its hook fired in this backward
-  std::vector<int> missing_; ///< per bucket: gradients still to come
-  size_t nextLaunch_ = 0;    ///< buckets are launched in order
-  bool backwardStarted_ = false;
+  BucketLaunchOrder launchOrder_; ///< which buckets may go, in order
   std::vector<Work> works_;
   std::vector<torch::Tensor> reduced_; ///< per bucket: the reduce-scatter's output
-  int launchedByHooks_ = 0, lastLaunchedByHooks_ = 0;
   /// Zero1: one flag per parameter, 1 where a rank had a gradient, summed by a
   /// small all-reduce issued with the last buckets, so every rank learns which
   /// parameters had a gradient on some rank. (They cannot ride in the buckets'

@@ -93,3 +93,41 @@ TEST(ShardOwners, BalancedLargestFirst) {
   // More ranks than parameters: some ranks own nothing.
   EXPECT_EQ(tessel::dist::assignOwners({8, 8}, 3), (std::vector<int>{0, 1}));
 }
+
+/// Buckets go in order, each once all its gradients have arrived, whatever order they
+/// arrive in; a second arrival is refused; release() lets the rest go at the end.
+TEST(BucketLaunchOrder, InOrderOnceCompleteThenTheRestOnRelease) {
+  tessel::dist::BucketLaunchOrder order;
+  // Parameters 0..4 in buckets {3, 4}, {1, 2}, {0}: the backward's order.
+  order.assign({2, 1, 1, 0, 0}, {2, 2, 1});
+  std::vector<size_t> launched;
+  auto launch = [&](size_t b) { launched.push_back(b); };
+  EXPECT_FALSE(order.inBackward());
+  EXPECT_TRUE(order.arrive(1)); // bucket 1 half complete; bucket 0 holds it back anyway
+  order.launchReady(launch, true);
+  EXPECT_TRUE(order.inBackward());
+  EXPECT_TRUE(launched.empty());
+  EXPECT_TRUE(order.arrive(2)); // bucket 1 complete, but bucket 0 is not
+  order.launchReady(launch, true);
+  EXPECT_TRUE(launched.empty());
+  EXPECT_TRUE(order.arrive(4));
+  EXPECT_TRUE(order.arrive(3)); // bucket 0 complete: 0 and 1 go
+  EXPECT_FALSE(order.arrive(3)); // a second gradient for a parameter
+  order.launchReady(launch, true);
+  EXPECT_EQ(launched, (std::vector<size_t>{0, 1}));
+  EXPECT_TRUE(order.arrived(3));
+  EXPECT_FALSE(order.arrived(0));
+  order.release(); // parameter 0 never came: its bucket goes from step()
+  order.launchReady(launch, false);
+  EXPECT_EQ(launched, (std::vector<size_t>{0, 1, 2}));
+  order.finish();
+  EXPECT_FALSE(order.inBackward());
+  EXPECT_FALSE(order.arrived(3));
+  EXPECT_EQ(order.launchedByHooks(), 2);
+  // The next backward starts afresh.
+  EXPECT_TRUE(order.arrive(3));
+  order.release();
+  launched.clear();
+  order.launchReady(launch, false);
+  EXPECT_EQ(launched, (std::vector<size_t>{0, 1, 2}));
+}
