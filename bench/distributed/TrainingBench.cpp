@@ -662,8 +662,11 @@ int runShard(int argc, char **argv) {
           s.sharding = ShardMode::Zero1;
           s.overlapAllGather = true;
           s.bf16Gradients = mode == "zero1-prefetch-bf16grad";
-          if (s.bf16Gradients && !s.bf16) // an fp32 run keeps fp32 gradients
+          if (s.bf16Gradients && !s.bf16) { // an fp32 run keeps fp32 gradients
+            std::fprintf(stderr, "tessel-bench shard: %s runs in bf16 only; skipped for fp32\n",
+                         mode.c_str());
             continue;
+          }
         } else {
           s.sharding = parseShardMode(mode);
           if (*s.sharding == ShardMode::Broadcast)

@@ -416,6 +416,28 @@ int scenarioZero1Buckets(const std::shared_ptr<ProcessGroup> &pg) {
     threw = true;
   }
   check(threw, "zero1: owners() throws (no per-parameter owner)", pg->rank());
+  // Misuse gets a clear error and changes nothing.
+  auto throws = [](const std::function<void()> &f) {
+    try {
+      f();
+    } catch (const std::exception &) {
+      return true;
+    }
+    return false;
+  };
+  check(throws([&] { shard.reduceGradientsIn(torch::kInt32); }) &&
+            shard.gradientReduceDtype() == torch::kFloat32,
+        "zero1: gradients reduced in an integer dtype are refused", pg->rank());
+  rankLoss(model, globalBatch(0), pg->rank(), pg->size()).backward();
+  check(throws([&] { shard.reduceGradientsIn(torch::kBFloat16); }) &&
+            shard.gradientReduceDtype() == torch::kFloat32,
+        "zero1: reduceGradientsIn() between a backward and step() is refused", pg->rank());
+  shard.step();
+  Toy other(7);
+  ShardedOptimizer broadcast(other->parameters(), pg, torchAdamW(adamW()), ShardMode::Broadcast);
+  check(throws([&] { broadcast.overlapAllGatherWithForward(true); }) &&
+            throws([&] { broadcast.reduceGradientsIn(torch::kBFloat16); }),
+        "broadcast mode refuses the overlapped all-gather and bf16 gradients", pg->rank());
   return failures ? 1 : 0;
 }
 
