@@ -253,16 +253,6 @@ ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
   }
   setUpGradientBuckets();
   formStepGroups(stepGroups);
-  size_t groups = groupBucketBegin_.size() - 1;
-  gathers_.resize(groups);
-  gatherInputs_.resize(groups);
-  groupOfParam_.assign(params_.size(), 0);
-  for (size_t g = 0; g < groups; ++g)
-    for (size_t b = groupBucketBegin_[g]; b < groupBucketBegin_[g + 1]; ++b)
-      for (int i : buckets_[b].params)
-        groupOfParam_[i] = static_cast<int>(g);
-  for (size_t i = 0; i < params_.size(); ++i)
-    paramIndex_[params_[i].unsafeGetTensorImpl()] = static_cast<int>(i);
   for (size_t g = 0; g + 1 < groupShardBegin_.size(); ++g) {
     size_t begin = groupShardBegin_[g], end = groupShardBegin_[g + 1];
     locals_.push_back(begin == end ? nullptr
@@ -287,14 +277,25 @@ void ShardedOptimizer::formStepGroups(int groups) {
   }
   groupBucketBegin_.push_back(buckets_.size());
   // shards_ are in bucket order: each group's are consecutive.
-  groupShardBegin_.assign(groupBucketBegin_.size(), shards_.size());
+  size_t count = groupBucketBegin_.size() - 1;
+  groupShardBegin_.assign(count + 1, shards_.size());
   size_t k = 0;
-  for (size_t g = 0; g + 1 < groupBucketBegin_.size(); ++g) {
+  for (size_t g = 0; g < count; ++g) {
     while (k < shards_.size() &&
            static_cast<size_t>(bucketOf_[shards_[k].param]) < groupBucketBegin_[g])
       ++k;
     groupShardBegin_[g] = k;
   }
+  // What waitForParameters() looks up: each parameter's group, by its tensor.
+  groupOfParam_.assign(params_.size(), 0);
+  for (size_t g = 0; g < count; ++g)
+    for (size_t b = groupBucketBegin_[g]; b < groupBucketBegin_[g + 1]; ++b)
+      for (int i : buckets_[b].params)
+        groupOfParam_[i] = static_cast<int>(g);
+  for (size_t i = 0; i < params_.size(); ++i)
+    paramIndex_[params_[i].unsafeGetTensorImpl()] = static_cast<int>(i);
+  gathers_.resize(count);
+  gatherInputs_.resize(count);
 }
 
 std::pair<LocalOptimizer *, size_t> ShardedOptimizer::localOptimizerOf(size_t k) const {

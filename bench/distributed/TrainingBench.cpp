@@ -365,23 +365,15 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     // Three more steps under Kineto (GPU records only), after the timed ones: the GPU time
     // per kernel source next to the steps' wall time says whether the GPU or the host
     // launching for it sets the step's pace.
-    try {
-      tessel::bench::StepProfile profile = tessel::bench::profileSteps(
-          [&] {
-            zeroGrad();
-            gatherWaits = 0;
-            forwardBackward();
-            synchronizeGradients();
-            optimizerStep();
-          },
-          3);
-      m.profile = profile;
-    } catch (const c10::OutOfMemoryError &) {
-      throw;
-    } catch (const std::exception &e) {
-      std::string message = e.what();
-      std::cerr << "tessel-bench: --profile: " << message.substr(0, message.find('\n')) << "\n";
-    }
+    m.profile = tessel::bench::profileStepsOrReport(
+        [&] {
+          zeroGrad();
+          gatherWaits = 0;
+          forwardBackward();
+          synchronizeGradients();
+          optimizerStep();
+        },
+        3, "tessel-bench");
   }
   if (shard) {
     lm->setBeforeForward(nullptr);

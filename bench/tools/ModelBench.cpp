@@ -438,18 +438,11 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       // Three more steps (after the timings, the graph check and the memory snapshot),
       // uncaptured and without the phase timer's synchronisations. A profiler that cannot
       // record is reported, not counted against the timings.
-      try {
-        tessel::bench::StepProfile profile =
-            tessel::bench::profileSteps([&] { runner.stepBody(); }, 3);
-        tessel::bench::appendProfileMarkdown(profile, label, options.profile);
-        r.set("profile_wall_ms", profile.wallMs / double(profile.steps));
-        r.set("profile_gpu_kernel_ms", profile.kernelMs() / double(profile.steps));
-      } catch (const c10::OutOfMemoryError &) {
-        throw;
-      } catch (const std::exception &e) {
-        std::string message = e.what();
-        std::cerr << "tessel-bench model: --profile: " << message.substr(0, message.find('\n'))
-                  << "\n";
+      if (auto profile = tessel::bench::profileStepsOrReport([&] { runner.stepBody(); }, 3,
+                                                             "tessel-bench model")) {
+        tessel::bench::appendProfileMarkdown(*profile, label, options.profile);
+        r.set("profile_wall_ms", profile->wallMs / double(profile->steps));
+        r.set("profile_gpu_kernel_ms", profile->kernelMs() / double(profile->steps));
       }
     }
     const Value *step = r.get("step_ms_mean");

@@ -2,6 +2,7 @@
 #include "bench/tools/StepProfile.h"
 #include "bench/tools/CudaSupport.h"
 
+#include <c10/util/Exception.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <algorithm>
@@ -87,6 +88,20 @@ StepProfile profileSteps(const std::function<void()> &step, int64_t steps) {
   std::sort(profile.kernels.begin(), profile.kernels.end(),
             [](const KernelTime &a, const KernelTime &b) { return a.ms > b.ms; });
   return profile;
+}
+
+std::optional<StepProfile> profileStepsOrReport(const std::function<void()> &step,
+                                                int64_t steps, const std::string &tool) {
+  try {
+    return profileSteps(step, steps);
+  } catch (const c10::OutOfMemoryError &) {
+    throw;
+  } catch (const std::exception &e) {
+    std::string message = e.what();
+    std::fprintf(stderr, "%s: --profile: %s\n", tool.c_str(),
+                 message.substr(0, message.find('\n')).c_str());
+    return std::nullopt;
+  }
 }
 
 void appendProfileMarkdown(const StepProfile &profile, const std::string &title,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ std::string kernelSource(const std::string &name, bool isCopy);
 /// Runs `step` `steps` times under the profiler and sums the GPU's records. Throws where
 /// this LibTorch has no Kineto/CUPTI.
 StepProfile profileSteps(const std::function<void()> &step, int64_t steps);
+
+/// profileSteps() for a benchmark that goes on without a profile: a profiler that
+/// cannot record is reported on stderr after `tool` (the first line of its message) and
+/// gives nothing; running out of device memory is still thrown.
+std::optional<StepProfile> profileStepsOrReport(const std::function<void()> &step,
+                                                int64_t steps, const std::string &tool);
 
 /// Appends a markdown section: per source, then the `top` longest kernels, per step.
 void appendProfileMarkdown(const StepProfile &profile, const std::string &title,
