@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -11,30 +12,41 @@ namespace tessel::dist {
 
 namespace {
 
-/// Buckets over parameters hi, hi-1, ..., lo (reverse registration order).
+/// Buckets over parameters hi, hi-1, ..., lo (reverse registration order). Each key
+/// fills buckets of its own (as PyTorch DDP keeps one open bucket per dtype), so
+/// interleaved dtypes do not cut each other into small buckets; the first bucket of
+/// each key has the first cap. Buckets come out in the order they become complete
+/// (by the gradient of theirs produced last), the order an in-order launch needs.
 void fillBuckets(const std::vector<GradientSlot> &slots, int hi, int lo, int64_t bucketBytes,
                  int64_t firstBucketBytes, std::vector<std::vector<int>> &buckets) {
-  std::vector<int> current;
-  int64_t currentBytes = 0;
-  int currentKey = 0;
-  size_t before = buckets.size();
-  auto cap = [&] {
-    return buckets.size() == before && firstBucketBytes > 0 ? std::min(firstBucketBytes, bucketBytes)
-                                                            : bucketBytes;
+  struct Open {
+    std::vector<int> params;
+    int64_t bytes = 0;
+    bool first = true;
   };
+  std::map<int, Open> open;
+  std::vector<std::vector<int>> closed;
   for (int i = hi; i >= lo; --i) {
     const GradientSlot &slot = slots[i];
-    if (!current.empty() && (slot.key != currentKey || currentBytes + slot.bytes > cap())) {
-      buckets.push_back(std::move(current));
-      current.clear();
-      currentBytes = 0;
+    Open &o = open[slot.key];
+    int64_t cap = o.first && firstBucketBytes > 0 ? std::min(firstBucketBytes, bucketBytes)
+                                                  : bucketBytes;
+    if (!o.params.empty() && o.bytes + slot.bytes > cap) {
+      closed.push_back(std::move(o.params));
+      o = Open{{}, 0, false};
     }
-    current.push_back(i);
-    currentBytes += slot.bytes;
-    currentKey = slot.key;
+    o.params.push_back(i);
+    o.bytes += slot.bytes;
   }
-  if (!current.empty())
-    buckets.push_back(std::move(current));
+  for (auto &[key, o] : open)
+    if (!o.params.empty())
+      closed.push_back(std::move(o.params));
+  // A bucket is complete when its lowest index (its last gradient in backward order) is.
+  std::stable_sort(closed.begin(), closed.end(), [](const std::vector<int> &a, const std::vector<int> &b) {
+    return a.back() > b.back();
+  });
+  for (std::vector<int> &bucket : closed)
+    buckets.push_back(std::move(bucket));
 }
 
 } // namespace

@@ -26,9 +26,11 @@ struct GradientSlot {
 /// closed before it would exceed its cap; a gradient larger than the cap gets a
 /// bucket of its own. The first bucket's cap is `firstBucketBytes` (a small
 /// first bucket starts communication early, as PyTorch DDP's 1 MB one does);
-/// `firstBucketBytes <= 0` means the same cap as the others. A change of key
-/// also closes a bucket. Each bucket lists parameter indices in the order they
-/// are laid out in the bucket (reverse registration order).
+/// `firstBucketBytes <= 0` means the same cap as the others. Each key (e.g. bf16
+/// working copies between f32 norms) fills buckets of its own, each key's first
+/// with the first cap; buckets are listed in the order they complete in backward.
+/// Each bucket lists parameter indices in the order they are laid out in the
+/// bucket (reverse registration order).
 ///
 /// `lastBucketBytes` > 0 (and below the cap) tapers the end: the gradients
 /// produced last, as many as fit in one ordinary bucket (at least one), are

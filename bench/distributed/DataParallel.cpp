@@ -195,10 +195,27 @@ int dtypeKey(const torch::Tensor &t) {
   return static_cast<int>(t.scalar_type()) * 1000 + static_cast<int>(t.device().index() + 1);
 }
 
+/// The working copy that stands for `param` (index i of the module's parameters):
+/// a leaf of the parameter's shape on its device, in a lower float precision.
+torch::Tensor checkedWorkingCopy(const torch::Tensor &copy, const torch::Tensor &param, size_t i) {
+  if (!copy.is_leaf() || !copy.requires_grad() || copy.sizes() != param.sizes() ||
+      copy.device() != param.device() || !copy.is_floating_point() ||
+      copy.element_size() >= param.element_size())
+    throw std::invalid_argument(
+        "DataParallel: working copy " + std::to_string(i) +
+        " must be a leaf that requires grad, of its parameter's shape and device, in a lower "
+        "float precision (e.g. a bf16 copy of an f32 parameter)");
+  if (!param.requires_grad())
+    throw std::invalid_argument("DataParallel: parameter " + std::to_string(i) +
+                                " does not require grad but has a working copy");
+  return copy;
+}
+
 } // namespace
 
 DataParallel::DataParallel(std::shared_ptr<torch::nn::Module> module,
-                           std::shared_ptr<ProcessGroup> pg, DdpOptions options)
+                           std::shared_ptr<ProcessGroup> pg, DdpOptions options,
+                           std::vector<torch::Tensor> workingCopies)
     : module_(std::move(module)), pg_(std::move(pg)), options_(options),
       state_(std::make_shared<State>()) {
   if (!module_ || !pg_)
@@ -209,9 +226,21 @@ DataParallel::DataParallel(std::shared_ptr<torch::nn::Module> module,
   s.hook = options_.hook;
   s.findUnused = options_.findUnusedParameters;
   s.viewGrads = options_.mode == DdpMode::Bucketed && options_.gradientAsBucketView;
-  for (const torch::Tensor &param : module_->parameters())
-    if (param.requires_grad())
+  std::vector<torch::Tensor> moduleParams = module_->parameters();
+  if (!workingCopies.empty() && workingCopies.size() != moduleParams.size())
+    throw std::invalid_argument("DataParallel: " + std::to_string(workingCopies.size()) +
+                                " working copies for " + std::to_string(moduleParams.size()) +
+                                " parameters (one per parameter, undefined where none)");
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> copyOfMaster;
+  for (size_t i = 0; i < moduleParams.size(); ++i) {
+    const torch::Tensor &param = moduleParams[i];
+    if (!workingCopies.empty() && workingCopies[i].defined()) {
+      s.params.push_back(checkedWorkingCopy(workingCopies[i], param, i));
+      copyOfMaster.emplace_back(workingCopies[i], param);
+    } else if (param.requires_grad()) {
       s.params.push_back(param);
+    }
+  }
 
   // Rank 0's weights everywhere, one broadcast per tensor (at start-up only).
   {
@@ -230,6 +259,8 @@ DataParallel::DataParallel(std::shared_ptr<torch::nn::Module> module,
       if (!contiguous.is_same(t))
         t.copy_(contiguous);
     }
+    for (auto &[copy, master] : copyOfMaster)
+      copy.copy_(master);
   }
 
   if (options_.mode == DdpMode::Bucketed) {

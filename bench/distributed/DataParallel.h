@@ -42,6 +42,13 @@
 // buckets after it until finishGradientSynchronization(): register rarely used
 // parameters first (they come last in backward order) to keep the overlap.
 //
+// Working copies: where the forward computes with a bf16 or f16 copy of an f32
+// parameter (TransformerLM::makeWorkingCopies; the optimizer keeps it current),
+// the gradient lands on the copy, and it is the copy's gradient that is
+// synchronised: in the copy's dtype, half the bytes of the f32 gradient autocast
+// would cast back. Rank 0's masters are broadcast and each copy refreshed from
+// its master at construction.
+//
 // The post-accumulate-grad hook slot of each parameter is Tessel's while the
 // DataParallel exists (LibTorch keeps one per tensor).
 //
@@ -111,8 +118,11 @@ struct BucketInfo {
 
 class DataParallel {
 public:
+  /// `workingCopies`: empty, or one entry per module parameter (module->parameters()
+  /// order): a working copy whose gradient is synchronised instead of the parameter's,
+  /// or an undefined tensor to keep the parameter's own.
   DataParallel(std::shared_ptr<torch::nn::Module> module, std::shared_ptr<ProcessGroup> pg,
-               DdpOptions options = {});
+               DdpOptions options = {}, std::vector<torch::Tensor> workingCopies = {});
   ~DataParallel();
   DataParallel(const DataParallel &) = delete;
   DataParallel &operator=(const DataParallel &) = delete;
@@ -120,7 +130,8 @@ public:
   torch::nn::Module &module() { return *module_; }
   ProcessGroup &processGroup() { return *pg_; }
   const DdpOptions &options() const { return options_; }
-  /// The synchronised parameters (requires_grad), in registration order.
+  /// The tensors whose gradients are synchronised, in registration order: each
+  /// parameter with requires_grad, or its working copy.
   const std::vector<torch::Tensor> &parameters() const;
   /// Buckets in launch order (Overlapped: one per parameter; Naive/Flat: empty).
   std::vector<BucketInfo> buckets() const;

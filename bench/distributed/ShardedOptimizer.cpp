@@ -116,8 +116,12 @@ private:
 
 class TesselAdamWOptimizer : public LocalOptimizer {
 public:
-  TesselAdamWOptimizer(std::vector<torch::Tensor> params, const model::AdamWOptions &options)
-      : optimizer_(std::move(params), options) {}
+  TesselAdamWOptimizer(std::vector<torch::Tensor> params, const model::AdamWOptions &options,
+                       std::vector<torch::Tensor> workingCopies)
+      : optimizer_(std::move(params), options) {
+    if (!workingCopies.empty())
+      optimizer_.setWorkingCopies(std::move(workingCopies));
+  }
   void step() override { optimizer_.step(); }
   ParamState state(size_t i) const override {
     if (optimizer_.expAvg().empty())
@@ -191,10 +195,11 @@ OptimizerFactory torchSGD(torch::optim::SGDOptions options) {
   };
 }
 
-OptimizerFactory tesselAdamW(const model::AdamWOptions &options) {
+OptimizerFactory tesselAdamW(const model::AdamWOptions &options,
+                             std::vector<torch::Tensor> workingCopies) {
   model::AdamWOptions copy = options;
-  return [copy](std::vector<torch::Tensor> params) -> std::unique_ptr<LocalOptimizer> {
-    return std::make_unique<TesselAdamWOptimizer>(std::move(params), copy);
+  return [copy, workingCopies](std::vector<torch::Tensor> params) -> std::unique_ptr<LocalOptimizer> {
+    return std::make_unique<TesselAdamWOptimizer>(std::move(params), copy, workingCopies);
   };
 }
 

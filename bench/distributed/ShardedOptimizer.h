@@ -100,8 +100,11 @@ OptimizerFactory torchAdamW(torch::optim::AdamWOptions options);
 OptimizerFactory torchAdam(torch::optim::AdamOptions options);
 OptimizerFactory torchSGD(torch::optim::SGDOptions options);
 /// The harness's AdamW (bench/model/AdamW.h); its state cannot be loaded back,
-/// so consolidated checkpoints need one of the LibTorch optimizers.
-OptimizerFactory tesselAdamW(const tessel::model::AdamWOptions &options);
+/// so consolidated checkpoints need one of the LibTorch optimizers. `workingCopies`
+/// (AdamW::setWorkingCopies: one per parameter, undefined where none) suits an
+/// optimizer over a whole model's parameters, not ZeRO's shards.
+OptimizerFactory tesselAdamW(const tessel::model::AdamWOptions &options,
+                             std::vector<torch::Tensor> workingCopies = {});
 
 enum class ShardMode { Broadcast, Zero1 };
 ShardMode parseShardMode(const std::string &name); ///< "broadcast" | "zero1"

@@ -165,6 +165,9 @@ struct TrainSetup {
   double zeroBucketMb = 25;          // ZeRO-1's gradient bucket cap
   bool overlapAllGather = false;     // ZeRO-1's all-gather overlapped with the next forward
   bool bf16Gradients = false;        // ZeRO-1 reduce-scatters gradients in bf16
+  // bf16 DDP: the linears compute with bf16 copies that AdamW writes, and DDP
+  // all-reduces the copies' bf16 gradients (instead of autocast's casts and f32 ones)
+  bool workingCopies = false;
 };
 
 struct Measured {
@@ -212,9 +215,12 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   torch::Tensor tokens = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
   torch::Tensor targets = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
 
+  std::vector<torch::Tensor> copies;
+  if (setup.workingCopies)
+    copies = lm->makeWorkingCopies(torch::kBFloat16);
   std::unique_ptr<DataParallel> ddp;
   if (setup.ddp)
-    ddp = std::make_unique<DataParallel>(lm.ptr(), pg, *setup.ddp);
+    ddp = std::make_unique<DataParallel>(lm.ptr(), pg, *setup.ddp, copies);
   tessel::model::AdamWOptions adamw;
   adamw.lr = o.lr;
   std::string impl = o.resolvedAdamW(cuda);
@@ -225,7 +231,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     shard = std::make_unique<ShardedOptimizer>(lm->parameters(), pg, tesselAdamW(adamw),
                                                *setup.sharding, setup.zeroBucketMb);
   else
-    full = tesselAdamW(adamw)(lm->parameters());
+    full = tesselAdamW(adamw, copies)(lm->parameters());
   if (setup.bf16Gradients)
     shard->reduceGradientsIn(torch::kBFloat16);
   if (setup.overlapAllGather) {
@@ -390,6 +396,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     m.paramGiB += bytesOf(p) / kGiB;
     m.gradGiB += bytesOf(p.grad()) / kGiB;
   }
+  for (const torch::Tensor &c : copies) // the gradients are the copies'
+    if (c.defined()) {
+      m.paramGiB += bytesOf(c) / kGiB;
+      m.gradGiB += bytesOf(c.grad()) / kGiB;
+    }
   if (shard && shard->mode() == ShardMode::Zero1) // .grad() views into it, or none (bf16)
     m.gradGiB = static_cast<double>(shard->gradientBufferBytes()) / kGiB;
   if (shard) {
@@ -447,6 +458,7 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("adamw", o.resolvedAdamW(pg->device().is_cuda()));
   r.set("kernels", o.kernels);
   r.set("matmul", o.matmul);
+  r.set("weight_cast", setup.workingCopies ? "optimizer" : "autocast");
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);
   storeSummary(r, "comm_wait_ms", m.waitMs);
@@ -540,6 +552,7 @@ int runDdp(int argc, char **argv) {
   std::vector<std::string> variants = {"naive", "flat", "overlapped", "bucketed"};
   std::vector<std::string> bucketMbs = {"1", "10", "100", "1000", "auto"};
   std::vector<std::string> hooks = {"none"};
+  std::vector<std::string> weightCasts = {"autocast"};
   bool noGradView = false;
   double lastBucketMb = 0;
   tessel::bench::FlagParser flags(
@@ -549,6 +562,12 @@ int runDdp(int argc, char **argv) {
   flags.addList("variants", "LIST", "naive | flat | overlapped | bucketed", variants);
   flags.addList("bucket-mb", "LIST", "bucket caps for `bucketed` in MB, or auto", bucketMbs);
   flags.addList("hook", "LIST", "communication hook: none | bf16", hooks);
+  flags.addList("weight-cast", "LIST",
+                "bf16: autocast (casts every weight per forward and its gradient back to f32, "
+                "which DDP all-reduces; PyTorch DDP's way) | optimizer (the linears compute with "
+                "bf16 copies AdamW writes with each update; DDP all-reduces their bf16 gradients, "
+                "as with PyTorch's bf16_compress_hook); fp32 runs have no casts and run once",
+                weightCasts);
   flags.addSwitch("no-grad-view", "bucketed: copy gradients into the buckets instead of views",
                   noGradView);
   flags.add("last-bucket-mb", "MB",
@@ -558,44 +577,60 @@ int runDdp(int argc, char **argv) {
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
   std::vector<TrainSetup> setups;
+  // One variant with one precision, weight cast and hook: a setup per bucket cap.
+  auto addSetups = [&](const std::string &name, bool bf16, bool copies, CommHook hook) {
+    DdpOptions d;
+    d.mode = parseDdpMode(name);
+    d.hook = hook;
+    d.gradientAsBucketView = !noGradView;
+    d.lastBucketMb = lastBucketMb;
+    std::string suffix = hook == CommHook::Bf16 ? " +bf16 hook" : "";
+    if (copies)
+      suffix += " +bf16 copies";
+    if (d.mode == DdpMode::Bucketed && lastBucketMb > 0) {
+      char text[32];
+      std::snprintf(text, sizeof(text), " taper %gMB", lastBucketMb);
+      suffix += text;
+    }
+    std::vector<std::string> caps =
+        d.mode == DdpMode::Bucketed ? bucketMbs : std::vector<std::string>{""};
+    for (const std::string &cap : caps) {
+      TrainSetup s;
+      s.bf16 = bf16;
+      s.workingCopies = copies;
+      s.label = name + suffix;
+      if (cap == "auto") {
+        d.autoBucketSize = true;
+        s.label = name + " auto" + suffix;
+      } else if (!cap.empty()) {
+        d.autoBucketSize = false;
+        d.bucketSizeMb = std::stod(cap);
+        if (!(d.bucketSizeMb > 0))
+          throw std::invalid_argument("bucket sizes must be positive");
+        s.label = name + " " + cap + "MB" + suffix;
+      }
+      s.ddp = d;
+      setups.push_back(s);
+    }
+  };
   try {
     o.modelConfig();
+    for (const std::string &cast : weightCasts)
+      if (cast != "autocast" && cast != "optimizer")
+        throw std::invalid_argument("unknown --weight-cast '" + cast +
+                                    "' (expected autocast or optimizer)");
     for (const std::string &precision : o.precisions) {
       if (precision != "fp32" && precision != "bf16")
         throw std::invalid_argument("unknown precision '" + precision + "' (expected fp32 or bf16)");
-      for (const std::string &hookName : hooks)
-        for (const std::string &name : variants) {
-          DdpOptions d;
-          d.mode = parseDdpMode(name);
-          d.hook = parseCommHook(hookName);
-          d.gradientAsBucketView = !noGradView;
-          d.lastBucketMb = lastBucketMb;
-          std::string suffix = d.hook == CommHook::Bf16 ? " +bf16 hook" : "";
-          if (d.mode == DdpMode::Bucketed && lastBucketMb > 0) {
-            char text[32];
-            std::snprintf(text, sizeof(text), " taper %gMB", lastBucketMb);
-            suffix += text;
-          }
-          std::vector<std::string> caps = d.mode == DdpMode::Bucketed ? bucketMbs
-                                                                      : std::vector<std::string>{""};
-          for (const std::string &cap : caps) {
-            TrainSetup s;
-            s.bf16 = precision == "bf16";
-            s.label = name + suffix;
-            if (cap == "auto") {
-              d.autoBucketSize = true;
-              s.label = name + " auto" + suffix;
-            } else if (!cap.empty()) {
-              d.autoBucketSize = false;
-              d.bucketSizeMb = std::stod(cap);
-              if (!(d.bucketSizeMb > 0))
-                throw std::invalid_argument("bucket sizes must be positive");
-              s.label = name + " " + cap + "MB" + suffix;
-            }
-            s.ddp = d;
-            setups.push_back(s);
-          }
-        }
+      bool bf16 = precision == "bf16";
+      for (const std::string &cast : weightCasts) {
+        bool copies = cast == "optimizer";
+        if (copies && !bf16)
+          continue; // nothing to cast in fp32: the autocast entry runs it
+        for (const std::string &hookName : hooks)
+          for (const std::string &name : variants)
+            addSetups(name, bf16, copies, parseCommHook(hookName));
+      }
     }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());

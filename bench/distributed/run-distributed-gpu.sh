@@ -83,11 +83,17 @@ CONTEXTS=${CONTEXTS:-128 512}
 BATCHES=${BATCHES:-4 16}
 KERNEL_SETS=${KERNEL_SETS:-eager tessel}
 MATRIX_VARIANTS=${MATRIX_VARIANTS-naive,flat,overlapped,bucketed}  # empty: no DDP runs
-MATRIX_SHARDING=${MATRIX_SHARDING:-zero1,zero1-prefetch}
+MATRIX_SHARDING=${MATRIX_SHARDING-zero1,zero1-prefetch}  # empty: no ZeRO-1 runs
 MATRIX_PYTORCH=${MATRIX_PYTORCH:-1}  # 0: the matrix without PyTorch's runs (e.g. eager kernels only)
+PY_VARIANTS=${PY_VARIANTS:-ddp,zero}  # the matrix's PyTorch runs: DDP and ZeroRedundancyOptimizer
 # BENCH_FLAGS: extra flags for every tessel-bench training run of the matrix (e.g.
 # "--nccl-high-priority"); the PyTorch reference does not take them.
 read -r -a BENCH_FLAGS <<<"${BENCH_FLAGS:-}"
+# DDP_FLAGS: extra flags for the matrix's tessel-bench ddp runs only (e.g. "--weight-cast
+# autocast,optimizer"); PYTORCH_FLAGS: for the matrix's PyTorch reference runs (e.g.
+# "--comm-hook bf16", the like-for-like reference of --weight-cast optimizer).
+read -r -a DDP_FLAGS <<<"${DDP_FLAGS:-}"
+read -r -a PYTORCH_FLAGS <<<"${PYTORCH_FLAGS:-}"
 # MODEL_FLAGS: extra model flags for every training run (e.g. "--num-layers 2" for a smoke test).
 read -r -a MODEL_FLAGS <<<"${MODEL_FLAGS:-}"
 TRAIN=(--model "$MODEL" --context-length "$CONTEXT" --batch-size "$BATCH" --precision "$PRECISIONS"
@@ -192,15 +198,17 @@ stage_matrix() {
         tag=$k-c$c-b$b
         [[ -z $MATRIX_VARIANTS ]] ||
           run "matrix-ddp-$tag" "$RUN" -n "$NGPU" -- "$BENCH" ddp "${shape[@]}" "${kernels[@]}" \
-            "${BENCH_FLAGS[@]}" --variants "$MATRIX_VARIANTS" --bucket-mb auto \
+            "${BENCH_FLAGS[@]}" "${DDP_FLAGS[@]}" --variants "$MATRIX_VARIANTS" --bucket-mb auto \
             --json "$RESULTS/matrix-ddp-$tag.json" --markdown-file "$RESULTS/matrix-ddp-$tag.md"
-        run "matrix-zero1-$tag" "$RUN" -n "$NGPU" -- "$BENCH" shard "${shape[@]}" "${kernels[@]}" \
-          "${BENCH_FLAGS[@]}" --sharding "$MATRIX_SHARDING" --json "$RESULTS/matrix-zero1-$tag.json" \
-          --markdown-file "$RESULTS/matrix-zero1-$tag.md"
+        [[ -z $MATRIX_SHARDING ]] ||
+          run "matrix-zero1-$tag" "$RUN" -n "$NGPU" -- "$BENCH" shard "${shape[@]}" "${kernels[@]}" \
+            "${BENCH_FLAGS[@]}" --sharding "$MATRIX_SHARDING" --json "$RESULTS/matrix-zero1-$tag.json" \
+            --markdown-file "$RESULTS/matrix-zero1-$tag.md"
       done
       [[ $MATRIX_PYTORCH == 1 ]] || continue
       run "matrix-pytorch-c$c-b$b" "$RUN" -n "$NGPU" -- python3 "$REF/ddp_reference.py" "${shape[@]}" \
-        --variants ddp,zero --adamw "$PY_ADAMW" --allreduce-sizes "$sizes" --json "$RESULTS/matrix-pytorch-c$c-b$b.json" \
+        --variants "$PY_VARIANTS" --adamw "$PY_ADAMW" "${PYTORCH_FLAGS[@]}" --allreduce-sizes "$sizes" \
+        --json "$RESULTS/matrix-pytorch-c$c-b$b.json" \
         --markdown-file "$RESULTS/matrix-pytorch-c$c-b$b.md"
       sizes=""
     done

@@ -29,9 +29,15 @@ TEST(Buckets, ExactFitStaysInOneBucket) {
   EXPECT_EQ(assignBuckets(slots, 100), (Buckets{{2, 1}, {0}}));
 }
 
-TEST(Buckets, DtypeChangeClosesABucket) {
+TEST(Buckets, EachDtypeFillsItsOwnBucketsInCompletionOrder) {
+  // Backward order 3 (key 0), 2, 1 (key 1), 0 (key 0): key 0's bucket completes last.
   std::vector<GradientSlot> slots{{10, 0}, {10, 1}, {10, 1}, {10, 0}};
-  EXPECT_EQ(assignBuckets(slots, 1000), (Buckets{{3}, {2, 1}, {0}}));
+  EXPECT_EQ(assignBuckets(slots, 1000), (Buckets{{2, 1}, {3, 0}}));
+  // Interleaved keys under a cap of two gradients: 4, 2 | 3, 1 | 0 (each key's own caps).
+  std::vector<GradientSlot> interleaved{{40, 0}, {40, 1}, {40, 0}, {40, 1}, {40, 0}};
+  EXPECT_EQ(assignBuckets(interleaved, 80), (Buckets{{4, 2}, {3, 1}, {0}}));
+  // The small first bucket is per key too; key 1's second bucket completes before key 0's.
+  EXPECT_EQ(assignBuckets(interleaved, 80, 40), (Buckets{{4}, {3}, {1}, {2, 0}}));
 }
 
 TEST(Buckets, TaperedLastBuckets) {

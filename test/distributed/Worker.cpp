@@ -18,6 +18,8 @@
 #include "bench/distributed/ProcessGroup.h"
 #include "bench/distributed/ShardedOptimizer.h"
 #include "bench/model/AdamW.h"
+#include "bench/model/Autocast.h"
+#include "bench/model/TransformerLM.h"
 
 #include <torch/torch.h>
 
@@ -175,6 +177,102 @@ void runDdpCase(const std::shared_ptr<ProcessGroup> &pg, const DdpCase &c) {
                 static_cast<long long>(ddp.bucketBytes()));
 }
 
+/// bf16 DDP with working copies: the Transformer's linears compute with bf16 copies
+/// that AdamW writes, and DDP all-reduces the copies' bf16 gradients (with the f32
+/// gradients of the embedding and norms). Every step, each synchronised gradient must
+/// be the mean of every rank's gradient, computed here in f32 on a reference holding
+/// the same weights, to bf16's rounding of the sum (a missing reduction is off by
+/// the gradients themselves). Each rank starts from different weights: the broadcast
+/// must refresh the copies from rank 0's masters, and the ranks stay identical.
+void runDdpWorkingCopies(const std::shared_ptr<ProcessGroup> &pg) {
+  using namespace tessel::model;
+  int rank = pg->rank(), world = pg->size();
+  ModelConfig config = ModelConfig::preset("small");
+  config.vocabSize = 64, config.contextLength = 8, config.dModel = 32, config.dFF = 64;
+  config.numLayers = 2, config.numHeads = 2;
+  torch::manual_seed(3 + rank);
+  TransformerLM model(config, torch::kCPU), reference(config, torch::kCPU);
+  std::vector<torch::Tensor> copies = model->makeWorkingCopies(torch::kBFloat16);
+  std::vector<torch::Tensor> refCopies = reference->makeWorkingCopies(torch::kBFloat16);
+  DdpOptions options;
+  options.bucketSizeMb = 4096.0 / (1 << 20); // several buckets, bf16 and f32 apart
+  options.firstBucketMb = 1024.0 / (1 << 20);
+  DataParallel ddp(model.ptr(), pg, options, copies);
+  AdamWOptions adamw;
+  adamw.lr = 0.01;
+  adamw.weightDecay = 0.1;
+  adamw.impl = AdamWImpl::Foreach;
+  AdamW optimizer(model->parameters(), adamw);
+  optimizer.setWorkingCopies(copies);
+
+  auto loss = [&](TransformerLM &lm, int step, int r) {
+    torch::manual_seed(2000 + step);
+    torch::Tensor tokens = torch::randint(config.vocabSize, {kGlobalBatch, config.contextLength + 1});
+    int64_t n = kGlobalBatch / world;
+    torch::Tensor local = tokens.narrow(0, r * n, n);
+    AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
+    return crossEntropy(lm->forward(local.narrow(1, 0, config.contextLength)),
+                        local.narrow(1, 1, config.contextLength), KernelImpl::Eager);
+  };
+  std::vector<torch::Tensor> params = model->parameters(), refParams = reference->parameters();
+  auto holder = [](std::vector<torch::Tensor> &copies, std::vector<torch::Tensor> &params,
+                   size_t i) -> torch::Tensor & { return copies[i].defined() ? copies[i] : params[i]; };
+  double worst = 0; // |synchronised - mean| over its bound, the largest
+  for (int step = 0; step < 4; ++step) {
+    std::vector<torch::Tensor> mean(params.size()), bound(params.size());
+    {
+      torch::NoGradGuard noGrad;
+      for (size_t i = 0; i < params.size(); ++i)
+        holder(refCopies, refParams, i).copy_(holder(copies, params, i));
+    }
+    for (int r = 0; r < world; ++r) {
+      reference->zero_grad(/*set_to_none=*/true);
+      for (torch::Tensor &c : refCopies)
+        if (c.defined())
+          c.mutable_grad() = torch::Tensor();
+      loss(reference, step, r).backward();
+      for (size_t i = 0; i < params.size(); ++i) {
+        torch::Tensor grad = holder(refCopies, refParams, i).grad().to(torch::kFloat32) / world;
+        mean[i] = mean[i].defined() ? mean[i] + grad : grad;
+        bound[i] = bound[i].defined() ? bound[i] + grad.abs() : grad.abs();
+      }
+    }
+    ddp.zeroGrad();
+    loss(model, step, rank).backward();
+    ddp.finishGradientSynchronization();
+    const std::vector<torch::Tensor> &synchronised = ddp.parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      // bf16 keeps 8 significant bits: a few roundings of the sum and the division.
+      torch::Tensor allowed = bound[i] * std::ldexp(1.0, -6) + 1e-30;
+      torch::Tensor error = (synchronised[i].grad().to(torch::kFloat32) - mean[i]).abs();
+      worst = std::max(worst, (error / allowed).max().item<double>());
+    }
+    optimizer.step();
+  }
+  // The ranks agree: every parameter equals rank 0's.
+  double spread = 0, copyDiff = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    torch::Tensor rankZero = params[i].clone();
+    pg->wait(pg->broadcast(rankZero, 0), "broadcast of rank 0's parameters");
+    spread = std::max(spread, (params[i] - rankZero).abs().max().item<double>());
+    if (copies[i].defined())
+      copyDiff = std::max(copyDiff, (copies[i].to(torch::kFloat32) -
+                                     params[i].to(torch::kBFloat16).to(torch::kFloat32))
+                                        .abs().max().item<double>());
+  }
+  int64_t bf16Synchronised = 0;
+  for (const torch::Tensor &t : ddp.parameters())
+    bf16Synchronised += t.scalar_type() == torch::kBFloat16;
+  check(worst <= 1, "ddp working copies: gradients the ranks' mean (error / bf16 bound <= " +
+                        number(worst) + ")",
+        rank);
+  check(spread == 0 && copyDiff == 0 && bf16Synchronised == 4 * config.numLayers + 1,
+        "ddp working copies: " + std::to_string(bf16Synchronised) +
+            " bf16 copies synchronised, ranks identical (max diff " + number(spread) +
+            "), each copy its master rounded (max diff " + number(copyDiff) + ")",
+        rank);
+}
+
 int scenarioDdp(const std::shared_ptr<ProcessGroup> &pg) {
   std::vector<DdpCase> cases;
   for (DdpMode mode : {DdpMode::Naive, DdpMode::Flat, DdpMode::Overlapped, DdpMode::Bucketed}) {
@@ -216,6 +314,7 @@ int scenarioDdp(const std::shared_ptr<ProcessGroup> &pg) {
   cases.push_back(bf16);
   for (const DdpCase &c : cases)
     runDdpCase(pg, c);
+  runDdpWorkingCopies(pg);
   return failures ? 1 : 0;
 }
 

@@ -95,6 +95,9 @@ def train(args, cfg, device, precision, zero):
     model = build_model(args, cfg, device)
     ddp = torch.nn.parallel.DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None)
+    if args.comm_hook == "bf16":  # gradients on the wire in bf16, averaged back into f32
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
     impl = {"foreach": {"foreach": True}, "fused": {"fused": True}}.get(args.adamw, {})
     if zero:
         from torch.distributed.optim import ZeroRedundancyOptimizer
@@ -164,7 +167,8 @@ def train(args, cfg, device, precision, zero):
     state_opt = opt.optim if zero else opt
     state = sum(t.numel() * t.element_size() for s in state_opt.state.values()
                 for t in s.values() if torch.is_tensor(t)) / GiB
-    rec = dict(variant="pytorch-zero" if zero else "pytorch-ddp", model=args.model, precision=precision,
+    variant = ("pytorch-zero" if zero else "pytorch-ddp") + (" +bf16 hook" if args.comm_hook == "bf16" else "")
+    rec = dict(variant=variant, model=args.model, precision=precision,
                context=args.context_length, global_batch=args.batch_size, world_size=world,
                backend=dist.get_backend(), status="ok", step_ms_mean=mean, step_ms_std=std,
                step_ms_median=median, comm_wait_ms_mean=wait_mean, comm_wait_ms_std=wait_std,
@@ -246,6 +250,9 @@ def main(argv=None):
     p.add_argument("--adamw", default="default", choices=["default", "foreach", "fused"],
                    help="torch.optim.AdamW implementation (default: PyTorch's choice, foreach on CUDA;"
                         " tessel-bench uses fused on CUDA)")
+    p.add_argument("--comm-hook", default="none", choices=["none", "bf16"],
+                   help="DDP communication hook: bf16 is bf16_compress_hook (half the bytes; the"
+                        " like-for-like reference of tessel-bench ddp --weight-cast optimizer)")
     p.add_argument("--allreduce-sizes", default="", help="also time dist.all_reduce, e.g. 1MB,1GB")
     p.add_argument("--allreduce-warmup", type=int, default=5)
     p.add_argument("--allreduce-iters", type=int, default=20)

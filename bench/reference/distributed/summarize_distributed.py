@@ -154,10 +154,22 @@ def targets(ddp, shard, pytorch, world):
     return "## Targets\n\n" + ("\n".join(lines) if lines else "(not enough results)") + "\n"
 
 
-STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "zero1", "zero1-prefetch",
-              "zero1-prefetch-bf16grad"]
-PYTORCH_FOR = {"bucketed": "pytorch-ddp", "zero1": "pytorch-zero", "zero1-prefetch": "pytorch-zero",
+STRATEGIES = ["naive", "flat", "overlapped", "bucketed", "bucketed-bf16copies", "zero1",
+              "zero1-prefetch", "zero1-prefetch-bf16grad"]
+# Like for like: bf16 working copies put bf16 gradients on the wire, as bf16_compress_hook does.
+PYTORCH_FOR = {"bucketed": "pytorch-ddp", "bucketed-bf16copies": "pytorch-ddp-bf16hook",
+               "zero1": "pytorch-zero", "zero1-prefetch": "pytorch-zero",
                "zero1-prefetch-bf16grad": "pytorch-zero"}
+
+
+def strategy_of(variant):
+    """'bucketed auto +bf16 copies +hi-prio' -> 'bucketed-bf16copies'; 'pytorch-ddp +bf16 hook'
+    -> 'pytorch-ddp-bf16hook'; 'bucketed auto' -> 'bucketed'."""
+    name = variant.split(" ")[0]
+    for marker, suffix in (("bf16 hook", "-bf16hook"), ("bf16 copies", "-bf16copies")):
+        if marker in variant:
+            name += suffix
+    return name
 
 
 def matrix_records(folder):
@@ -169,9 +181,8 @@ def matrix_records(folder):
         for r in (load(path) or {}).get("results", []):
             if r.get("status", "ok") != "ok" or r.get("step_ms_mean") is None:
                 continue
-            variant = r["variant"].split(" ")[0]  # "bucketed auto" -> "bucketed"
             shape = shapes.setdefault((r["context"], r["global_batch"]), {})
-            shape.setdefault(kernels, []).append(dict(r, strategy=variant))
+            shape.setdefault(kernels, []).append(dict(r, strategy=strategy_of(r["variant"])))
     return shapes
 
 
