@@ -25,6 +25,9 @@
 // time spent inside the finishGradientSynchronization() call (its launch cost;
 // the host does not block on NCCL). --sync-phases restores the older protocol
 // (host clock, the stream synchronised after backward and after the call).
+// "rank skew" is how far apart (host clock) the ranks return from backward():
+// where the host's launches set the pace, the first rank's last all-reduce waits
+// that long for the other ranks, which counts as comm wait though no byte moves.
 // A step's time is the slowest rank's. --batch-size is the global batch, split
 // evenly over the ranks. NVTX ranges (train_step, forward, backward,
 // grad_sync_wait, optimizer) make the overlap visible in nsys.
@@ -172,6 +175,9 @@ struct TrainSetup {
 
 struct Measured {
   std::vector<double> stepMs, waitMs, forwardBackwardMs, optimizerMs, syncCallMs;
+  /// Per step: host time when backward() returned (steady clock, comparable across the
+  /// ranks of one host); afterwards, the spread between the first and the last rank.
+  std::vector<double> backwardEndMs, rankSkewMs;
   double initGiB = 0, peakBeforeStepGiB = 0, peakOptimizerGiB = 0, peakGiB = 0;
   double paramGiB = 0, gradGiB = 0, stateGiB = 0;
   int buckets = 0, bucketsFromHooks = 0;
@@ -313,6 +319,9 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     marks.mark(0);
     lastLoss = forwardBackward();
     marks.mark(1);
+    double backwardEnd =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     if (o.syncPhases)
       pg->synchronizeDevice();
     double forwardBackwardHost = msSince(start);
@@ -351,6 +360,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       m.forwardBackwardMs.push_back(hostPhases ? forwardBackwardHost : marks.elapsedMs(0, 1));
       m.optimizerMs.push_back(hostPhases ? optimizerHost : marks.elapsedMs(2, 3));
       m.syncCallMs.push_back(syncCall);
+      m.backwardEndMs.push_back(backwardEnd);
     }
   }
   m.waitTiming = o.syncPhases ? "host, stream synchronised around the call"
@@ -425,6 +435,15 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   torch::Tensor all = times.to(device);
   pg->wait(pg->allReduce(all, c10d::ReduceOp::MAX), "timing all-reduce");
   all = all.cpu();
+  // How far apart the ranks finish launching their backward: when the host sets the
+  // pace, the first rank's gradient collectives wait that long for the last rank's.
+  torch::Tensor ends = torch::tensor(m.backwardEndMs, torch::kFloat64).to(device);
+  torch::Tensor first = ends.clone();
+  pg->wait(pg->allReduce(ends, c10d::ReduceOp::MAX), "timing all-reduce");
+  pg->wait(pg->allReduce(first, c10d::ReduceOp::MIN), "timing all-reduce");
+  torch::Tensor skew = (ends - first).cpu();
+  for (int64_t i = 0; i < n; ++i)
+    m.rankSkewMs.push_back(skew[i].item<double>());
   for (int64_t i = 0; i < n; ++i) {
     m.stepMs[i] = all[0][i].item<double>();
     m.waitMs[i] = all[1][i].item<double>();
@@ -465,6 +484,7 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   storeSummary(r, "fwd_bwd_ms", m.forwardBackwardMs);
   storeSummary(r, "optimizer_ms", m.optimizerMs);
   storeSummary(r, "sync_call_host_ms", m.syncCallMs);
+  storeSummary(r, "rank_skew_host_ms", m.rankSkewMs);
   Summary step = summarize(m.stepMs), wait = summarize(m.waitMs);
   r.set("comm_wait_pct", step.mean > 0 ? 100.0 * wait.mean / step.mean : 0.0);
   r.set("comm_wait_pct_median", step.median > 0 ? 100.0 * wait.median / step.median : 0.0);
@@ -650,6 +670,7 @@ int runDdp(int argc, char **argv) {
                        fieldColumn("wait %", "comm_wait_pct", 1), meanStdColumn("fwd+bwd ms", "fwd_bwd_ms"),
                        meanStdColumn("optim ms", "optimizer_ms"),
                        meanStdColumn("sync call host ms", "sync_call_host_ms"),
+                       meanStdColumn("rank skew ms", "rank_skew_host_ms"),
                        fieldColumn("buckets", "buckets", 0),
                        fieldColumn("from hooks", "buckets_launched_in_backward", 0),
                        fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2)});
