@@ -197,6 +197,20 @@ void runDdpWorkingCopies(const std::shared_ptr<ProcessGroup> &pg) {
   DdpOptions options;
   options.bucketSizeMb = 4096.0 / (1 << 20); // several buckets, bf16 and f32 apart
   options.firstBucketMb = 1024.0 / (1 << 20);
+  // Misuse is refused before any collective: a list that does not match the
+  // parameters, and a "copy" that is not in a lower precision.
+  auto refused = [&](std::vector<torch::Tensor> bad) {
+    try {
+      DataParallel wrong(model.ptr(), pg, options, std::move(bad));
+    } catch (const std::invalid_argument &) {
+      return true;
+    }
+    return false;
+  };
+  std::vector<torch::Tensor> f32Copy = copies;
+  f32Copy[0] = model->parameters()[0].detach().clone().requires_grad_(true);
+  check(refused({copies.begin(), copies.end() - 1}) && refused(f32Copy),
+        "ddp working copies: a list of the wrong length and an f32 copy are refused", rank);
   DataParallel ddp(model.ptr(), pg, options, copies);
   AdamWOptions adamw;
   adamw.lr = 0.01;
