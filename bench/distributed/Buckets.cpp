@@ -119,9 +119,11 @@ AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
   return model;
 }
 
-void BucketLaunchOrder::assign(std::vector<int> bucketOf, std::vector<int> bucketSizes) {
+void BucketLaunchOrder::assign(std::vector<int> bucketOf, size_t numBuckets) {
   bucketOf_ = std::move(bucketOf);
-  bucketSizes_ = std::move(bucketSizes);
+  bucketSizes_.assign(numBuckets, 0);
+  for (int b : bucketOf_)
+    ++bucketSizes_[b];
   ready_.assign(bucketOf_.size(), 0);
   missing_.assign(bucketSizes_.size(), 0);
   next_ = 0;

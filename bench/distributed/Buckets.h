@@ -49,8 +49,8 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<GradientSlot> &slo
 /// the owner calls it under its own lock (the hooks run on autograd's threads).
 class BucketLaunchOrder {
 public:
-  /// bucketOf[p]: parameter p's bucket; bucketSizes[b]: the parameters in bucket b.
-  void assign(std::vector<int> bucketOf, std::vector<int> bucketSizes);
+  /// bucketOf[p]: parameter p's bucket, one of buckets 0..numBuckets-1.
+  void assign(std::vector<int> bucketOf, size_t numBuckets);
   /// Whether a backward is under way: a gradient arrived, or release() was
   /// called, since the last finish().
   bool inBackward() const { return inBackward_; }

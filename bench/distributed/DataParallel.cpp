@@ -276,10 +276,7 @@ DataParallel::DataParallel(std::shared_ptr<torch::nn::Module> module,
     buildBuckets(0);
   }
   if (!s.buckets.empty()) {
-    std::vector<int> sizes;
-    for (const BucketInfo &bucket : s.buckets)
-      sizes.push_back(static_cast<int>(bucket.params.size()));
-    s.order.assign(s.bucketOf, sizes);
+    s.order.assign(s.bucketOf, s.buckets.size());
     s.pending.resize(s.buckets.size());
     std::weak_ptr<State> weak = state_;
     for (size_t p = 0; p < s.params.size(); ++p)

@@ -403,10 +403,7 @@ void ShardedOptimizer::setUpGradientBuckets() {
   allocateGradients(flatParams_.scalar_type());
   flags_ = torch::zeros({static_cast<int64_t>(params_.size())},
                         torch::TensorOptions().dtype(torch::kInt32).device(pg_->device()));
-  std::vector<int> sizes;
-  for (const Bucket &bucket : buckets_)
-    sizes.push_back(static_cast<int>(bucket.params.size()));
-  launchOrder_.assign(bucketOf_, sizes);
+  launchOrder_.assign(bucketOf_, buckets_.size());
   works_.resize(buckets_.size());
   reduced_.resize(buckets_.size());
   for (size_t i = 0; i < params_.size(); ++i)

@@ -424,32 +424,29 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
 
   // The slowest rank's time per step.
   int64_t n = static_cast<int64_t>(m.stepMs.size());
-  torch::Tensor times = torch::zeros({5, n}, torch::kFloat64);
+  // Rows 5 and 6: the last and (negated) the first rank to return from backward().
+  torch::Tensor times = torch::zeros({7, n}, torch::kFloat64);
   for (int64_t i = 0; i < n; ++i) {
     times[0][i] = m.stepMs[i];
     times[1][i] = m.waitMs[i];
     times[2][i] = m.forwardBackwardMs[i];
     times[3][i] = m.optimizerMs[i];
     times[4][i] = m.syncCallMs[i];
+    times[5][i] = m.backwardEndMs[i];
+    times[6][i] = -m.backwardEndMs[i];
   }
   torch::Tensor all = times.to(device);
   pg->wait(pg->allReduce(all, c10d::ReduceOp::MAX), "timing all-reduce");
   all = all.cpu();
-  // How far apart the ranks finish launching their backward: when the host sets the
-  // pace, the first rank's gradient collectives wait that long for the last rank's.
-  torch::Tensor ends = torch::tensor(m.backwardEndMs, torch::kFloat64).to(device);
-  torch::Tensor first = ends.clone();
-  pg->wait(pg->allReduce(ends, c10d::ReduceOp::MAX), "timing all-reduce");
-  pg->wait(pg->allReduce(first, c10d::ReduceOp::MIN), "timing all-reduce");
-  torch::Tensor skew = (ends - first).cpu();
-  for (int64_t i = 0; i < n; ++i)
-    m.rankSkewMs.push_back(skew[i].item<double>());
   for (int64_t i = 0; i < n; ++i) {
     m.stepMs[i] = all[0][i].item<double>();
     m.waitMs[i] = all[1][i].item<double>();
     m.forwardBackwardMs[i] = all[2][i].item<double>();
     m.optimizerMs[i] = all[3][i].item<double>();
     m.syncCallMs[i] = all[4][i].item<double>();
+    // How far apart the ranks finish launching their backward: when the host sets the
+    // pace, the first rank's gradient collectives wait that long for the last rank's.
+    m.rankSkewMs.push_back(all[5][i].item<double>() + all[6][i].item<double>());
   }
   return m;
 }

@@ -105,7 +105,7 @@ TEST(ShardOwners, BalancedLargestFirst) {
 TEST(BucketLaunchOrder, InOrderOnceCompleteThenTheRestOnRelease) {
   tessel::dist::BucketLaunchOrder order;
   // Parameters 0..4 in buckets {3, 4}, {1, 2}, {0}: the backward's order.
-  order.assign({2, 1, 1, 0, 0}, {2, 2, 1});
+  order.assign({2, 1, 1, 0, 0}, 3);
   std::vector<size_t> launched;
   auto launch = [&](size_t b) { launched.push_back(b); };
   EXPECT_FALSE(order.inBackward());
