@@ -7,12 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
 
+#include "compiler/KernelRecord.h"
 #include "compiler/Ptxas.h"
 #include "compiler/VariantCompiler.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
-#include "package/ConfigExpr.h"
-#include "package/Error.h"
 #include "package/Hash.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -36,18 +35,6 @@ double msSince(Clock::time_point start) {
 
 size_t countLines(const std::string &text) {
   return size_t(std::count(text.begin(), text.end(), '\n'));
-}
-
-Json constToJson(const fe::ConstValue &v) {
-  switch (v.kind) {
-  case fe::ConstValue::Kind::Int: return Json(int64_t(v.intValue));
-  case fe::ConstValue::Kind::Float: return Json(v.floatValue);
-  case fe::ConstValue::Kind::Bool: return Json(v.intValue != 0);
-  case fe::ConstValue::Kind::DType: return Json(std::string(fe::dtypeName(v.dtype)));
-  case fe::ConstValue::Kind::String: return Json(v.text);
-  case fe::ConstValue::Kind::None: return Json();
-  }
-  return Json();
 }
 
 /// The kernels named in the options (every @kernel when none is), or none after an error.
@@ -146,32 +133,9 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
                          const CompileOptions &options, const std::string &ptxas,
                          VariantCompiler &compiler, fe::DiagnosticEngine &diags,
                          std::vector<VariantReport> &report) {
-  KernelInfo info;
-  info.name = kernel.name;
-  for (const fe::ast::Param &p : kernel.params)
-    if (p.kind == fe::ast::ParamKind::Constexpr)
-      info.constexprParams.push_back(p.name);
-  if (kernel.autotune) {
-    info.autotuneKey = kernel.autotune->key;
-    // Evaluated by the runtime at launch, when the key values are known.
-    if (kernel.autotune->prune) {
-      info.autotunePrune = fe::exprToString(*kernel.autotune->prune);
-      // The runtime reads the text back with its own parser (package/ConfigExpr.h):
-      // what it cannot read is refused here, at the condition, not at a first launch.
-      try {
-        ConfigExpr::parse(info.autotunePrune);
-      } catch (const Error &error) {
-        diags.error(kernel.autotune->prune->range,
-                    std::string("the runtime cannot read this prune condition: ") + error.what());
-      }
-    }
-  }
+  KernelInfo info = describeKernel(kernel, configs, diags);
   for (size_t c = 0; c < configs.size(); ++c) {
-    Json constexprs = Json::object();
-    for (const auto &[name, value] : configs[c].constexprs)
-      constexprs.set(name, constToJson(value));
-    Config &config = info.addConfig(constexprs.asObject(), int(configs[c].numWarps),
-                                    int(configs[c].numStages));
+    Config &config = info.configs[c];
     for (int specialised = 0; specialised < 2; ++specialised) {
       Clock::time_point start = Clock::now();
       fe::Specialization spec = configs[c];

@@ -1,6 +1,7 @@
 //===- interpreter/Source.cpp - .tsl source -> interpretable kernel -------===//
 #include "interpreter/Source.h"
 
+#include "compiler/KernelRecord.h"
 #include "frontend/Config.h"
 #include "frontend/MLIRDiagnostics.h"
 #include "frontend/MLIRGen.h"
@@ -8,8 +9,12 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
-#include "llvm/Support/raw_ostream.h"
+#include "package/ConfigExpr.h"
+#include "package/Error.h"
+#include "runtime/KernelConfig.h"
+
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace fe = tessel::frontend;
 
@@ -84,9 +89,35 @@ llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::s
   for (const fe::ast::Param &p : kernel->params)
     if (p.kind != fe::ast::ParamKind::Constexpr)
       result.paramNames.push_back(p.name);
+  result.record = compiler::describeKernel(*kernel, *configs, diags);
+  if (diags.hasErrors())
+    return llvm::createStringError(rendered(diags));
+  for (size_t i = 0; i < result.paramNames.size(); ++i) {
+    ParamInfo param;
+    param.name = result.paramNames[i];
+    param.kind = result.kernel.paramIsPointer(i) ? ParamKind::Pointer : ParamKind::Scalar;
+    result.record.params.push_back(param);
+  }
+  result.config = opts.config;
   for (const auto &[name, value] : spec.constexprs)
     result.configText += (result.configText.empty() ? "" : " ") + name + "=" + value.toString();
   return result;
+}
+
+llvm::Error SourceKernel::checkServes(llvm::ArrayRef<Arg> args) const {
+  if (record.autotunePrune.empty())
+    return llvm::Error::success();
+  if (args.size() != record.params.size())
+    return llvm::createStringError(record.name + ": " + std::to_string(args.size()) +
+                                   " arguments for " + std::to_string(record.params.size()) +
+                                   " parameters");
+  try {
+    checkConfigServes(record, ConfigExpr::parse(record.autotunePrune), record.configs.at(config),
+                      args.data());
+  } catch (const Error &error) {
+    return llvm::createStringError(error.what());
+  }
+  return llvm::Error::success();
 }
 
 llvm::Expected<SourceKernel> compileSourceFile(const std::string &path, const SourceOptions &opts) {

@@ -10,6 +10,7 @@
 #define TESSEL_INTERPRETER_SOURCE_H
 
 #include "interpreter/Interpreter.h"
+#include "package/Package.h"
 
 #include <string>
 #include <vector>
@@ -33,6 +34,14 @@ struct SourceKernel {
   std::string configText;
   /// The tessel-dialect module that was compiled, printed with its locations.
   std::string ir;
+  /// The kernel as a package would record it (compiler/KernelRecord.h), its params by
+  /// name and kind, and the configuration compiled: what checkServes() reads.
+  KernelInfo record;
+  unsigned config = 0;
+
+  /// Fails as the runtime's Kernel::launch does (runtime/KernelConfig.h) when the
+  /// kernel's @autotune prune condition rules this configuration out for `args`.
+  llvm::Error checkServes(llvm::ArrayRef<Arg> args) const;
 };
 
 /// Compiles kernel `opts.kernel` of the .tsl text `text` (named `path` in

@@ -87,14 +87,8 @@ public:
 
   /// Throws when the prune condition rules config `config` out for `args`.
   void checkNotPruned(int config, const Arg *args) const {
-    if (prune.empty())
-      return;
-    const Config &record = info.configs[size_t(config)];
-    std::string reason = pruneReason(info, prune, record, args);
-    if (!reason.empty())
-      throw Error(info.name + ": config " + std::to_string(config) + " (" +
-                  record.text() + ") cannot serve this launch: " + reason +
-                  " (the autotuner skips it; launch another config or the TunedKernel)");
+    if (!prune.empty())
+      checkConfigServes(info, prune, info.configs[size_t(config)], args);
   }
 
   /// The tensor maps of the variants that have them, encoded per launch.

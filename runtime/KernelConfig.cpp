@@ -53,3 +53,12 @@ std::string tessel::pruneReason(const KernelInfo &kernel, const ConfigExpr &prun
   }
   return {};
 }
+
+void tessel::checkConfigServes(const KernelInfo &kernel, const ConfigExpr &prune,
+                               const Config &config, const Arg *args) {
+  std::string reason = pruneReason(kernel, prune, config, args);
+  if (!reason.empty())
+    throw Error(kernel.name + ": config " + std::to_string(config.index) + " (" + config.text() +
+                ") cannot serve this launch: " + reason +
+                " (the autotuner skips it; launch another config or the TunedKernel)");
+}

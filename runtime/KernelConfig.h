@@ -2,8 +2,9 @@
 //
 // The @autotune prune condition evaluated for a configuration (Package.h's Config) and a
 // launch: the autotuner drops pruned configs
-// from tuning, and Kernel::launch refuses an explicit config the condition rules out
-// (softmax with a block shorter than the row would leave columns unwritten).
+// from tuning, and every entry point that launches an explicit config (Kernel::launch,
+// TESSEL_INTERPRET=1, tessel-interpret) refuses one the condition rules out through
+// checkConfigServes (softmax with a block shorter than the row would leave columns unwritten).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_KERNELCONFIG_H
@@ -27,6 +28,11 @@ class ConfigExpr;
 /// or empty. A condition that cannot be evaluated is a reason too.
 std::string pruneReason(const KernelInfo &kernel, const ConfigExpr &prune, const Config &config,
                         const Arg *args);
+
+/// Throws tessel::Error naming the kernel, the config and the reason when `prune` rules
+/// `config` out for a launch with `args` (as pruneReason); does nothing when it serves.
+void checkConfigServes(const KernelInfo &kernel, const ConfigExpr &prune, const Config &config,
+                       const Arg *args);
 
 } // namespace tessel
 

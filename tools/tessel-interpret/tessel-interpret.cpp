@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -205,6 +206,7 @@ int main(int argc, char **argv) {
   interp::CompiledKernel kernel;
   std::vector<std::string> names;
   std::string configText;
+  std::optional<interp::SourceKernel> source; // .tsl input: what checkServes() reads
   if (endsWith(input, ".mlir")) {
     auto buffer = llvm::MemoryBuffer::getFile(input);
     if (!buffer)
@@ -225,13 +227,14 @@ int main(int argc, char **argv) {
       std::cerr << llvm::toString(compiled.takeError()) << "\n";
       return 1;
     }
-    kernel = std::move(compiled->kernel);
-    names = std::move(compiled->paramNames);
-    configText = compiled->configText;
     if (printIR) {
       std::cout << compiled->ir;
       return 0;
     }
+    kernel = compiled->kernel;
+    names = compiled->paramNames;
+    configText = compiled->configText;
+    source = std::move(*compiled);
   }
 
   // Arguments.
@@ -269,6 +272,11 @@ int main(int argc, char **argv) {
   for (const auto &[name, path] : outputs)
     if (!buffers.count(name))
       return fail("--out " + name + ": not a pointer argument");
+
+  // As the runtime does: a configuration the prune condition rules out is refused.
+  if (source)
+    if (llvm::Error e = source->checkServes(args))
+      return fail(llvm::toString(std::move(e)));
 
   // Run.
   std::vector<double> times;
