@@ -19,6 +19,9 @@ namespace tessel::dist::detail {
 c10::intrusive_ptr<c10d::Backend> createGlooBackend(const c10::intrusive_ptr<c10d::Store> &store,
                                                     int rank, int size,
                                                     std::chrono::milliseconds timeout);
+/// The worker threads of a Gloo backend (ProcessGroupGloo::getNumThreads): 1, see
+/// createGlooBackend.
+int glooWorkerThreads(c10d::Backend &gloo);
 /// Binds this process to cuda:localRank first. Throws where NCCL is not compiled in.
 c10::intrusive_ptr<c10d::Backend> createNcclBackend(const c10::intrusive_ptr<c10d::Store> &store,
                                                     int rank, int size, int localRank,

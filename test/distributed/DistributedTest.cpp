@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <mutex>
 #include <unistd.h>
@@ -130,5 +131,30 @@ TEST(PeerFailure, TesselRunEndsTheOthersWhenARankCrashes) {
   EXPECT_EQ(WEXITSTATUS(status), 3) << output;
   EXPECT_NE(output.find("rank 1 (pid"), std::string::npos) << output;
   EXPECT_NE(output.find("exited with code 3; ending the other 1 rank"), std::string::npos) << output;
+  EXPECT_LT(seconds, 30) << output;
+}
+
+TEST(PeerFailure, ARankKilledBySegfaultEndsTheOthersWithItsRankAndSignal) {
+  // What a crash in a collective looks like (issue 37: rank 0 killed by SIGSEGV in
+  // ZeRO-1): rank 0 dies by signal 11 mid-training; tessel-run names the rank and the
+  // signal, ends the other rank (blocked in its next collective) and exits 128 + 11.
+  // $$ is the shell that becomes the worker at exec; the subshell signals it later.
+  std::string command = std::string(TESSEL_RUN) + " -n 2 --grace 2 -- /bin/sh -c "
+                        "'if [ $RANK = 0 ]; then (sleep 1.5; kill -SEGV $$) & fi; exec " TESSEL_DIST_WORKER
+                        " zero1-buckets' 2>&1";
+  auto start = std::chrono::steady_clock::now();
+  FILE *pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  while (size_t got = std::fread(buffer, 1, sizeof(buffer), pipe))
+    output.append(buffer, got);
+  int status = ::pclose(pipe);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGSEGV) << output;
+  EXPECT_NE(output.find("rank 0 (pid"), std::string::npos) << output;
+  EXPECT_NE(output.find("was killed by signal 11"), std::string::npos) << output;
+  EXPECT_NE(output.find("ending the other 1 rank"), std::string::npos) << output;
   EXPECT_LT(seconds, 30) << output;
 }

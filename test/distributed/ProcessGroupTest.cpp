@@ -2,6 +2,7 @@
 
 #include "bench/distributed/DataParallel.h"
 #include "bench/distributed/ProcessGroup.h"
+#include "bench/distributed/ProcessGroupBackends.h"
 #include "bench/distributed/ShardedOptimizer.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +103,18 @@ TEST(ProcessGroup, SingleProcessGlooGroupWorks) {
   pg->wait(pg->allReduceMean(t));
   EXPECT_TRUE(torch::allclose(t, torch::full({4}, 3.0)));
   pg->barrier();
+}
+
+// Gloo runs one collective at a time: PyTorch's ProcessGroupGloo::runLoop updates its
+// status string (the last completed op's name) outside its lock after every op, so two
+// worker threads finishing ops whose names exceed std::string's inline capacity at once
+// (ALLGATHER_COALESCED: ZeRO-1's step-group all-gathers) free the same buffer twice.
+TEST(ProcessGroup, GlooRunsOneCollectiveAtATime) {
+  EnvScope env(nullptr, nullptr);
+  ProcessGroupOptions options;
+  options.backend = BackendKind::Gloo;
+  auto pg = ProcessGroup::fromEnvironment(options);
+  EXPECT_EQ(detail::glooWorkerThreads(pg->backend()), 1);
 }
 
 // A second backward before the first one's gradients were synchronised (outside noSync)
