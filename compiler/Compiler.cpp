@@ -162,7 +162,7 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
         break;
       }
       report.push_back(VariantReport{kernel.name, int(c), specialised != 0, out.sharedBytes,
-                                     countLines(out.ptx), msSince(start)});
+                                     countLines(out.ptx), msSince(start), out.times});
       v.ptx = std::move(out.ptx);
       v.tesselIR = std::move(out.tesselIR);
       config.addVariant(std::move(v));

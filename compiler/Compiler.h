@@ -58,6 +58,21 @@ struct CompileOptions {
   std::string ptxas;
 };
 
+/// Where a variant's compile time went, in milliseconds.
+struct StageTimes {
+  double mlirgenMs = 0;  ///< AST -> tessel dialect
+  double loweringMs = 0; ///< the MLIR pipeline, tessel -> LLVM dialect
+  double llvmMs = 0;     ///< LLVM IR and its optimisation pipeline (O3)
+  double codegenMs = 0;  ///< NVPTX code generation
+  StageTimes &operator+=(const StageTimes &other) {
+    mlirgenMs += other.mlirgenMs;
+    loweringMs += other.loweringMs;
+    llvmMs += other.llvmMs;
+    codegenMs += other.codegenMs;
+    return *this;
+  }
+};
+
 /// One compiled variant, for the compiler's report.
 struct VariantReport {
   std::string kernel;
@@ -66,6 +81,7 @@ struct VariantReport {
   int64_t sharedBytes = 0;
   size_t ptxLines = 0;
   double ms = 0;
+  StageTimes stages;
 };
 
 struct CompileResult {

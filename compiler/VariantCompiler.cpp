@@ -11,6 +11,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+
 namespace tessel::compiler {
 
 namespace fe = tessel::frontend;
@@ -99,9 +101,17 @@ VariantCompiler::VariantCompiler(const CompileOptions &options, fe::DiagnosticEn
 VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
                                        const fe::Specialization &spec, Stage stage) {
   VariantOutput out;
+  auto stageStart = std::chrono::steady_clock::now();
+  auto msSinceStageStart = [&stageStart] {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - stageStart).count();
+    stageStart = now;
+    return ms;
+  };
   fe::SourceDiagnosticHandler handler(&context_, diags_);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       fe::generateKernel(context_, module_, kernel.name, spec, diags_);
+  out.times.mlirgenMs = msSinceStageStart();
   if (!module)
     return out;
   out.params = signatureOf(*module, kernel);
@@ -132,6 +142,7 @@ VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");
     return out;
   }
+  out.times.loweringMs = msSinceStageStart();
   if (auto attr = (*module)->getAttrOfType<mlir::IntegerAttr>("tessel.shared"))
     out.sharedBytes = attr.getInt();
   out.tensorMaps = tensorMapsOf(*module);
@@ -141,8 +152,11 @@ VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
     return out;
   }
   std::string llvmIR;
-  mlir::FailureOr<std::string> ptx =
-      mlir::tessel::emitPTX(*module, mlir::tessel::PTXOptions{options_.arch, 3}, &llvmIR);
+  mlir::tessel::PTXTimes ptxTimes;
+  mlir::FailureOr<std::string> ptx = mlir::tessel::emitPTX(
+      *module, mlir::tessel::PTXOptions{options_.arch, 3}, &llvmIR, &ptxTimes);
+  out.times.llvmMs = ptxTimes.llvmMs;
+  out.times.codegenMs = ptxTimes.codegenMs;
   if (mlir::failed(ptx)) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "PTX emission for kernel '" + kernel.name + "' failed");

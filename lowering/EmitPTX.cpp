@@ -17,6 +17,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <chrono>
 #include <mutex>
 
 using namespace mlir;
@@ -31,8 +32,14 @@ static void initializeNVPTX() {
   });
 }
 
+static double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 FailureOr<std::string> mlir::tessel::emitPTX(ModuleOp module, const PTXOptions &options,
-                                             std::string *llvmIR) {
+                                             std::string *llvmIR, PTXTimes *times) {
+  auto start = std::chrono::steady_clock::now();
   initializeNVPTX();
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
@@ -88,11 +95,16 @@ FailureOr<std::string> mlir::tessel::emitPTX(ModuleOp module, const PTXOptions &
     llvmModule->print(os, nullptr);
   }
 
+  if (times)
+    times->llvmMs = msSince(start);
+  auto codegenStart = std::chrono::steady_clock::now();
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream stream(ptx);
   llvm::legacy::PassManager codegen;
   if (machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
     return module.emitError("the NVPTX back end cannot emit assembly");
   codegen.run(*llvmModule);
+  if (times)
+    times->codegenMs = msSince(codegenStart);
   return std::string(ptx.str());
 }

@@ -45,10 +45,17 @@ struct PTXOptions {
   unsigned optLevel = 3;
 };
 
+/// Where emitPTX's time went, in milliseconds.
+struct PTXTimes {
+  double llvmMs = 0;    ///< translation to LLVM IR and its optimisation pipeline
+  double codegenMs = 0; ///< NVPTX code generation
+};
+
 /// Translates an LLVM-dialect module to LLVM IR, optimises it and emits PTX with
-/// LLVM's NVPTX back end, in process. `llvmIR`, when given, receives the optimised IR.
+/// LLVM's NVPTX back end, in process. `llvmIR`, when given, receives the optimised IR;
+/// `times`, where the time went.
 FailureOr<std::string> emitPTX(ModuleOp module, const PTXOptions &options,
-                               std::string *llvmIR = nullptr);
+                               std::string *llvmIR = nullptr, PTXTimes *times = nullptr);
 
 } // namespace mlir::tessel
 

@@ -73,6 +73,24 @@ std::string reportTable(const compiler::CompileResult &result) {
   return table.str();
 }
 
+/// Milliseconds per compiler stage.
+Json stageJson(const compiler::StageTimes &t) {
+  Json stages = Json::object();
+  stages.set("mlirgen", t.mlirgenMs);
+  stages.set("lowering", t.loweringMs);
+  stages.set("llvm", t.llvmMs);
+  stages.set("codegen", t.codegenMs);
+  return stages;
+}
+
+/// Every variant's stage times added up: where the package's time went.
+compiler::StageTimes totalStages(const compiler::CompileResult &result) {
+  compiler::StageTimes total;
+  for (const compiler::VariantReport &v : result.variants)
+    total += v.stages;
+  return total;
+}
+
 /// Kernels, their configurations and each configuration's two variants, for machines.
 Json reportJson(const tesselc::Options &opts, const std::string &output,
                 const compiler::CompileResult &result, double maxConfigMs) {
@@ -99,6 +117,7 @@ Json reportJson(const tesselc::Options &opts, const std::string &output,
         entry.set("shared_bytes", v.sharedBytes);
         entry.set("ptx_lines", int64_t(v.ptxLines));
         entry.set("compile_ms", v.ms);
+        entry.set("stage_ms", stageJson(v.stages));
         variants.push(entry);
         configMs += v.ms;
       }
@@ -119,6 +138,7 @@ Json reportJson(const tesselc::Options &opts, const std::string &output,
   summary.set("configurations", int64_t(result.variants.size() / 2));
   summary.set("max_config_ms", maxConfigMs);
   summary.set("total_ms", result.totalMs);
+  summary.set("stage_ms", stageJson(totalStages(result)));
   return summary;
 }
 
@@ -167,7 +187,13 @@ int compileFile(const tesselc::Options &opts) {
                 "slowest configuration %.0f ms\n",
                 toStdout ? "the package to stdout" : output.c_str(),
                 result.package.kernels.size(), configMs.size(), result.totalMs, maxConfigMs);
-  report << reportTable(result) << line;
+  compiler::StageTimes stages = totalStages(result);
+  char stageLine[256];
+  std::snprintf(stageLine, sizeof(stageLine),
+                "time by stage: MLIRGen %.0f ms, lowering (MLIR) %.0f ms, LLVM IR and O3 %.0f ms, "
+                "NVPTX code generation %.0f ms\n",
+                stages.mlirgenMs, stages.loweringMs, stages.llvmMs, stages.codegenMs);
+  report << reportTable(result) << line << stageLine;
   return 0;
 }
 
