@@ -12,6 +12,8 @@ restored sources at the end.
   test/mutation/run.py                      # every mutation
   test/mutation/run.py --ids dot-1 dot-2    # a subset
   test/mutation/run.py --json results.json  # also write the results
+  test/mutation/run.py --set heldout        # only the mutations of one "set"
+  test/mutation/run.py --jobs 1 --build DIR # rebuild with one job, in another build directory
 """
 import argparse
 import json
@@ -25,9 +27,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TARGETS = ["tessel-opt", "tesselc", "tessel-interpret", "tessel-translate"]
 
 
-def build(build_dir):
+def build(build_dir, jobs):
     """Rebuilds the tools lit runs; True when that succeeded."""
-    proc = subprocess.run(["ninja", "-C", build_dir, "-j2"] + TARGETS,
+    proc = subprocess.run(["ninja", "-C", build_dir, f"-j{jobs}"] + TARGETS,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return proc.returncode == 0
 
@@ -57,7 +59,7 @@ def run_one(m, args):
     try:
         with open(path, "w") as f:
             f.write(original.replace(m["original"], m["replacement"], 1))
-        if not build(args.build):
+        if not build(args.build, args.jobs):
             return {"result": "invalid", "detail": "does not compile"}
         passed, test = run_lit(args.lit, args.build, args.timeout)
         if passed and m.get("equivalent"):
@@ -73,7 +75,9 @@ def main():
     parser.add_argument("--mutations", default=os.path.join(ROOT, "test/mutation/mutations.json"))
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory")
     parser.add_argument("--lit", default="/usr/lib/llvm-22/bin/lit")
+    parser.add_argument("--jobs", type=int, default=2, help="ninja jobs per rebuild")
     parser.add_argument("--ids", nargs="*", help="run only these mutation ids")
+    parser.add_argument("--set", help='run only the mutations whose "set" is this (e.g. guide, heldout)')
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--timeout", type=int, default=1200, help="seconds per lit run")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
@@ -86,6 +90,8 @@ def main():
         if unknown:
             sys.exit(f"unknown ids: {' '.join(sorted(unknown))}")
         mutations = [m for m in mutations if m["id"] in args.ids]
+    if args.set:
+        mutations = [m for m in mutations if m.get("set") == args.set]
     if args.list:
         for m in mutations:
             print(f"{m['id']:<14} {m['file']:<34} {m['description']}")
@@ -105,7 +111,7 @@ def main():
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
     finally:
-        if not build(args.build):
+        if not build(args.build, args.jobs):
             print("warning: rebuilding the unmutated tools failed", file=sys.stderr)
 
     counted = [r for r in results if r["result"] in ("caught", "survived")]
