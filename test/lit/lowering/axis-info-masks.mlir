@@ -1,0 +1,184 @@
+// RUN: tessel-opt %s -split-input-file -convert-tessel-to-llvm | FileCheck %s
+// AxisInfo.cpp's constancy of masks, through the access widths it allows: a run of 4 f32
+// becomes one 16-byte access only where the mask is constant over the run. Each case
+// builds a mask from parts that are constant over runs and one that is not (i = x + r
+// with x unknown, so i < n can change anywhere); the analysis must refuse the mask, and
+// the loads stay single. The last case is the control: every part constant over runs
+// of 4, so the wide load is allowed and the analysis is seen to run.
+
+// select(c, true, false) is c: its constancy is at most its condition's, however constant
+// the two values are.
+// CHECK-LABEL: func.func @select_condition
+// CHECK-NOT: ld.global.v4
+// CHECK-COUNT-4: "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r"
+// CHECK-NOT: ld.global
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @select_condition(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %x: i32, %n: i32 {tessel.divisibility = 16 : i32}) attributes {tessel.kernel} {
+    %true = arith.constant true
+    %r = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+    %s = tessel.splat %x : tensor<512xi32, #b>
+    %i = arith.addi %s, %r : tensor<512xi32, #b>
+    %ns = tessel.splat %n : tensor<512xi32, #b>
+    %c = arith.cmpi slt, %i, %ns : tensor<512xi32, #b>
+    %k = tessel.splat %true : tensor<512xi1, #b>
+    %f = arith.xori %k, %k : tensor<512xi1, #b>
+    %m = arith.select %c, %k, %f : tensor<512xi1, #b>, tensor<512xi1, #b>
+    %pi = tessel.splat %in : tensor<512x!tessel.ptr<f32>, #b>
+    %a = tessel.addptr %pi, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    %v = tessel.load %a, %m : tensor<512x!tessel.ptr<f32>, #b>
+    %po = tessel.splat %out : tensor<512x!tessel.ptr<f32>, #b>
+    %p = tessel.addptr %po, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    tessel.store %p, %v : tensor<512x!tessel.ptr<f32>, #b>
+    return
+  }
+}
+
+// -----
+
+// select(k, c, k): the false value is the unaligned comparison.
+// CHECK-LABEL: func.func @select_value
+// CHECK-NOT: ld.global.v4
+// CHECK-COUNT-4: "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r"
+// CHECK-NOT: ld.global
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @select_value(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %x: i32, %n: i32 {tessel.divisibility = 16 : i32}) attributes {tessel.kernel} {
+    %true = arith.constant true
+    %r = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+    %s = tessel.splat %x : tensor<512xi32, #b>
+    %i = arith.addi %s, %r : tensor<512xi32, #b>
+    %ns = tessel.splat %n : tensor<512xi32, #b>
+    %c = arith.cmpi slt, %i, %ns : tensor<512xi32, #b>
+    %k = tessel.splat %true : tensor<512xi1, #b>
+    %m = arith.select %k, %k, %c : tensor<512xi1, #b>, tensor<512xi1, #b>
+    %pi = tessel.splat %in : tensor<512x!tessel.ptr<f32>, #b>
+    %a = tessel.addptr %pi, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    %v = tessel.load %a, %m : tensor<512x!tessel.ptr<f32>, #b>
+    %po = tessel.splat %out : tensor<512x!tessel.ptr<f32>, #b>
+    %p = tessel.addptr %po, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    tessel.store %p, %v : tensor<512x!tessel.ptr<f32>, #b>
+    return
+  }
+}
+
+// -----
+
+// k & c: an and is constant only where both sides are (the constant side on the left).
+// CHECK-LABEL: func.func @and_constant_left
+// CHECK-NOT: ld.global.v4
+// CHECK-COUNT-4: "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r"
+// CHECK-NOT: ld.global
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @and_constant_left(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %x: i32, %n: i32 {tessel.divisibility = 16 : i32}) attributes {tessel.kernel} {
+    %true = arith.constant true
+    %r = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+    %s = tessel.splat %x : tensor<512xi32, #b>
+    %i = arith.addi %s, %r : tensor<512xi32, #b>
+    %ns = tessel.splat %n : tensor<512xi32, #b>
+    %c = arith.cmpi slt, %i, %ns : tensor<512xi32, #b>
+    %k = tessel.splat %true : tensor<512xi1, #b>
+    %m = arith.andi %k, %c : tensor<512xi1, #b>
+    %pi = tessel.splat %in : tensor<512x!tessel.ptr<f32>, #b>
+    %a = tessel.addptr %pi, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    %v = tessel.load %a, %m : tensor<512x!tessel.ptr<f32>, #b>
+    %po = tessel.splat %out : tensor<512x!tessel.ptr<f32>, #b>
+    %p = tessel.addptr %po, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    tessel.store %p, %v : tensor<512x!tessel.ptr<f32>, #b>
+    return
+  }
+}
+
+// -----
+
+// c | k: the constant side on the right.
+// CHECK-LABEL: func.func @or_constant_right
+// CHECK-NOT: ld.global.v4
+// CHECK-COUNT-4: "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r"
+// CHECK-NOT: ld.global
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @or_constant_right(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %x: i32, %n: i32 {tessel.divisibility = 16 : i32}) attributes {tessel.kernel} {
+    %true = arith.constant true
+    %r = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+    %s = tessel.splat %x : tensor<512xi32, #b>
+    %i = arith.addi %s, %r : tensor<512xi32, #b>
+    %ns = tessel.splat %n : tensor<512xi32, #b>
+    %c = arith.cmpi slt, %i, %ns : tensor<512xi32, #b>
+    %k = tessel.splat %true : tensor<512xi1, #b>
+    %m = arith.ori %c, %k : tensor<512xi1, #b>
+    %pi = tessel.splat %in : tensor<512x!tessel.ptr<f32>, #b>
+    %a = tessel.addptr %pi, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    %v = tessel.load %a, %m : tensor<512x!tessel.ptr<f32>, #b>
+    %po = tessel.splat %out : tensor<512x!tessel.ptr<f32>, #b>
+    %p = tessel.addptr %po, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    tessel.store %p, %v : tensor<512x!tessel.ptr<f32>, #b>
+    return
+  }
+}
+
+// -----
+
+// n > i: the comparison with the constant on the left, as unaligned as i < n.
+// CHECK-LABEL: func.func @cmp_constant_left
+// CHECK-NOT: ld.global.v4
+// CHECK-COUNT-4: "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r"
+// CHECK-NOT: ld.global
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @cmp_constant_left(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %x: i32, %n: i32 {tessel.divisibility = 16 : i32}) attributes {tessel.kernel} {
+    %true = arith.constant true
+    %r = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+    %s = tessel.splat %x : tensor<512xi32, #b>
+    %i = arith.addi %s, %r : tensor<512xi32, #b>
+    %ns = tessel.splat %n : tensor<512xi32, #b>
+    %c = arith.cmpi slt, %i, %ns : tensor<512xi32, #b>
+    %k = tessel.splat %true : tensor<512xi1, #b>
+    %m = arith.cmpi sgt, %ns, %i : tensor<512xi32, #b>
+    %pi = tessel.splat %in : tensor<512x!tessel.ptr<f32>, #b>
+    %a = tessel.addptr %pi, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    %v = tessel.load %a, %m : tensor<512x!tessel.ptr<f32>, #b>
+    %po = tessel.splat %out : tensor<512x!tessel.ptr<f32>, #b>
+    %p = tessel.addptr %po, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    tessel.store %p, %v : tensor<512x!tessel.ptr<f32>, #b>
+    return
+  }
+}
+
+// -----
+
+// The control: r < n (n a multiple of 16) is constant over runs of 4, and so are
+// select(r < n, k, r < n) and (r < n) & k: 16-byte loads.
+// CHECK-LABEL: func.func @control_aligned
+// CHECK-NOT: ld.global.b32
+// CHECK: ld.global.v4.b32
+// CHECK-NOT: ld.global.b32
+// CHECK: return
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @control_aligned(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %x: i32, %n: i32 {tessel.divisibility = 16 : i32}) attributes {tessel.kernel} {
+    %true = arith.constant true
+    %r = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+    %s = tessel.splat %x : tensor<512xi32, #b>
+    %i = arith.addi %s, %r : tensor<512xi32, #b>
+    %ns = tessel.splat %n : tensor<512xi32, #b>
+    %c = arith.cmpi slt, %i, %ns : tensor<512xi32, #b>
+    %k = tessel.splat %true : tensor<512xi1, #b>
+    %a16 = arith.cmpi slt, %r, %ns : tensor<512xi32, #b>
+    %sel = arith.select %a16, %k, %a16 : tensor<512xi1, #b>, tensor<512xi1, #b>
+    %m = arith.andi %sel, %k : tensor<512xi1, #b>
+    %pi = tessel.splat %in : tensor<512x!tessel.ptr<f32>, #b>
+    %a = tessel.addptr %pi, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    %v = tessel.load %a, %m : tensor<512x!tessel.ptr<f32>, #b>
+    %po = tessel.splat %out : tensor<512x!tessel.ptr<f32>, #b>
+    %p = tessel.addptr %po, %r : tensor<512x!tessel.ptr<f32>, #b>, tensor<512xi32, #b>
+    tessel.store %p, %v : tensor<512x!tessel.ptr<f32>, #b>
+    return
+  }
+}
