@@ -182,3 +182,41 @@ module attributes {tessel.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Rank 2, the comparison's right side constant only in runs of 2: r < b with
+// b = where(r < 2y, 64, 32) along the fast dimension. b's values are multiples of 32 but
+// b changes at the even index 2y, inside a run of 4 (for y = 17: r = 32..35 against
+// 64, 64, 32, 32), so r < b is not constant over runs of 4: single loads.
+// (The same mask in rank 1 is wrongly given runs of 32: see test/mutation/README.md.)
+// CHECK-LABEL: func.func @cmp_partly_constant_2d
+// CHECK-NOT: ld.global.v4
+// CHECK-COUNT-4: "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r"
+// CHECK-NOT: ld.global
+// CHECK: return
+#b2 = #tessel.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+#row = #tessel.slice<{dim = 0, parent = #b2}>
+module attributes {tessel.num_warps = 4 : i32} {
+  func.func @cmp_partly_constant_2d(%out: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %in: !tessel.ptr<f32> {tessel.divisibility = 16 : i32}, %y: i32) attributes {tessel.kernel} {
+    %c2 = arith.constant 2 : i32
+    %c64 = arith.constant 64 : i32
+    %c32 = arith.constant 32 : i32
+    %y2 = arith.muli %y, %c2 : i32
+    %r1 = tessel.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #row>
+    %r = tessel.expand_dims %r1 {axis = 0 : i32} : tensor<512xi32, #row> -> tensor<1x512xi32, #b2>
+    %ys = tessel.splat %y2 : tensor<1x512xi32, #b2>
+    %m = arith.cmpi slt, %r, %ys : tensor<1x512xi32, #b2>
+    %s64 = tessel.splat %c64 : tensor<1x512xi32, #b2>
+    %s32 = tessel.splat %c32 : tensor<1x512xi32, #b2>
+    %bound = arith.select %m, %s64, %s32 : tensor<1x512xi1, #b2>, tensor<1x512xi32, #b2>
+    %mask = arith.cmpi slt, %r, %bound : tensor<1x512xi32, #b2>
+    %pi = tessel.splat %in : tensor<1x512x!tessel.ptr<f32>, #b2>
+    %a = tessel.addptr %pi, %r : tensor<1x512x!tessel.ptr<f32>, #b2>, tensor<1x512xi32, #b2>
+    %v = tessel.load %a, %mask : tensor<1x512x!tessel.ptr<f32>, #b2>
+    %po = tessel.splat %out : tensor<1x512x!tessel.ptr<f32>, #b2>
+    %p = tessel.addptr %po, %r : tensor<1x512x!tessel.ptr<f32>, #b2>, tensor<1x512xi32, #b2>
+    tessel.store %p, %v : tensor<1x512x!tessel.ptr<f32>, #b2>
+    return
+  }
+}

@@ -507,3 +507,56 @@ func.func @transposed(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf1
   return %r : tensor<128x64xf32>
 }
 }
+
+// -----
+
+// Rows bounded by the loop's induction variable, not a kernel parameter: a tensor map's
+// dimensions are fixed at launch, so no map can apply a bound that moves (the block
+// argument is the loop's, not the function's).
+// CHECK-LABEL: module attributes
+// CHECK-NOT: tessel.tensor_maps
+// CHECK-LABEL: func.func @rows_bound_in_loop
+// CHECK-NOT: tessel.tma_copy
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.tma_copy
+module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
+func.func @rows_bound_in_loop(%pa: tensor<128x64x!tessel.ptr<bf16>>, %b: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32},
+                 %n0: i32, %N: i32 {tessel.divisibility = 16 : i32}, %K: i32, %ub: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zb = arith.constant dense<0.0> : tensor<64x128xbf16>
+  %cols = tessel.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %n0s = tessel.splat %n0 : tensor<128xi32>
+  %rn = arith.addi %n0s, %cols : tensor<128xi32>
+  %rn2 = tessel.expand_dims %rn {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %rnb = tessel.broadcast %rn2 : tensor<1x128xi32> -> tensor<64x128xi32>
+  %Ns = tessel.splat %N : tensor<1x128xi32>
+  %nok = arith.cmpi slt, %rn2, %Ns : tensor<1x128xi32>
+  %nokb = tessel.broadcast %nok : tensor<1x128xi1> -> tensor<64x128xi1>
+  %krange = tessel.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %bs = tessel.splat %b : tensor<64x1x!tessel.ptr<bf16>>
+  %Nk = tessel.splat %N : tensor<64x1xi32>
+  %Kk = tessel.splat %K : tensor<64x1xi32>
+  %r = scf.for %iv = %c0 to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %off = tessel.splat %iv : tensor<128x64xi32>
+    %a = tessel.addptr %pa, %off : tensor<128x64x!tessel.ptr<bf16>>, tensor<128x64xi32>
+    %x = tessel.load %a : tensor<128x64x!tessel.ptr<bf16>>
+    %ivs = tessel.splat %iv : tensor<64xi32>
+    %ks = arith.addi %ivs, %krange : tensor<64xi32>
+    %ks2 = tessel.expand_dims %ks {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %rowoff = arith.muli %ks2, %Nk : tensor<64x1xi32>
+    %rowptr = tessel.addptr %bs, %rowoff : tensor<64x1x!tessel.ptr<bf16>>, tensor<64x1xi32>
+    %rowptrb = tessel.broadcast %rowptr : tensor<64x1x!tessel.ptr<bf16>> -> tensor<64x128x!tessel.ptr<bf16>>
+    %pb = tessel.addptr %rowptrb, %rnb : tensor<64x128x!tessel.ptr<bf16>>, tensor<64x128xi32>
+    %ivk = tessel.splat %iv : tensor<64x1xi32>
+    %kok = arith.cmpi slt, %ks2, %ivk : tensor<64x1xi32>
+    %kokb = tessel.broadcast %kok : tensor<64x1xi1> -> tensor<64x128xi1>
+    %mb = arith.andi %kokb, %nokb : tensor<64x128xi1>
+    %y = tessel.load %pb, %mb, %zb : tensor<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %x, %y, %acc : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  return %r : tensor<128x128xf32>
+}
+}
