@@ -260,7 +260,15 @@ GenValue Generator::genMinMax(BuiltinCall &call) {
   if (x.isConst() && y.isConst()) {
     if (!x.cst.isNumber() || !y.cst.isNumber())
       return error(call.expr.range, call.name + "() needs numbers");
-    bool takeX = (call.name == "maximum") == (x.cst.asDouble() >= y.cst.asDouble());
+    // As arith.maximumf/minimumf at run time: a NaN operand gives NaN, whichever side.
+    if (x.cst.isFloat() && std::isnan(x.cst.floatValue))
+      return x;
+    if (y.cst.isFloat() && std::isnan(y.cst.floatValue))
+      return y;
+    // Integers compare as integers: doubles would tie 2^53 and 2^53 + 1.
+    bool xNotLess = x.cst.isFloat() || y.cst.isFloat() ? x.cst.asDouble() >= y.cst.asDouble()
+                                                       : x.cst.intValue >= y.cst.intValue;
+    bool takeX = (call.name == "maximum") == xNotLess;
     return takeX ? x : y;
   }
   Type elem = commonElemType(x, y);

@@ -138,10 +138,10 @@ void AxisInfoAnalysis::visit(Operation *op) {
     binary([&](unsigned d, const AxisInfo &lhs, const AxisInfo &rhs) {
       int64_t constant = gcd(lhs.constancy[d], rhs.constancy[d]);
       // A run of consecutive values starting at a multiple of D compared with a multiple
-      // of D: the whole run falls on one side.
-      if (rhs.constancy[d] == shapeAt(result, d) || rank == 1)
-        constant = std::max(constant, gcd(gcd(lhs.contiguity[d], lhs.divisibility[d]),
-                                          rhs.divisibility[d]));
+      // of D that stays the same along the run: the whole run falls on one side. (A
+      // bound that changes inside the run, even a multiple of D, can split it.)
+      constant = std::max(constant, gcd(gcd(lhs.contiguity[d], lhs.divisibility[d]),
+                                        gcd(rhs.divisibility[d], rhs.constancy[d])));
       if (lhs.constancy[d] == shapeAt(result, d))
         constant = std::max(constant, gcd(gcd(rhs.contiguity[d], rhs.divisibility[d]),
                                           lhs.divisibility[d]));
