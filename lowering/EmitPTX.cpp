@@ -8,6 +8,7 @@
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -48,6 +49,16 @@ FailureOr<std::string> mlir::tessel::emitPTX(ModuleOp module, const PTXOptions &
   module->getContext()->appendDialectRegistry(registry);
 
   llvm::LLVMContext llvmContext;
+  // NVPTX's code generator runs straight-line strength reduction, which in LLVM 22
+  // asks, per candidate, whether poison would trigger UB: a scan of the basic block,
+  // so quadratic in a block's length. Our kernels are unrolled tiles, one long block
+  // each: on FlashAttention's variants it was ~90% of the back end's time (1.5 s of
+  // 1.7 s on a dK/dV tile) and changed none of the PTX tesselc emits for the
+  // kernels of kernels/ (bench/results/build-time-2026-11-28/). ptxas strength-
+  // reduces address arithmetic itself.
+  llvm::OptDisable skipQuadraticPasses;
+  skipQuadraticPasses.setDisabled("slsr");
+  llvmContext.setOptPassGate(skipQuadraticPasses);
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
