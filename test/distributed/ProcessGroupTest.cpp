@@ -114,7 +114,7 @@ TEST(ProcessGroup, GlooRunsOneCollectiveAtATime) {
   ProcessGroupOptions options;
   options.backend = BackendKind::Gloo;
   auto pg = ProcessGroup::fromEnvironment(options);
-  EXPECT_EQ(detail::glooWorkerThreads(pg->backend()), 1);
+  EXPECT_EQ(tessel::dist::detail::glooWorkerThreads(pg->backend()), 1);
 }
 
 // A second backward before the first one's gradients were synchronised (outside noSync)
