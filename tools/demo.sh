@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 if [ ! -f "$build/bin/tesselc" ]; then
   echo "== first build: compiler, runtime, harness, tests and every kernel package;"
-  echo "   about 40 minutes on 2 cores (later builds are incremental). ninja's progress:"
+  echo "   about 17 minutes on 2 cores, measured from a fresh clone (later builds are"
+  echo "   incremental). ninja's progress:"
 fi
 bash tools/build.sh
 echo "== tesselc kernels/softmax.tsl -D T=f32 -o $build/softmax_f32.tslpkg"
