@@ -135,12 +135,12 @@ TEST(PeerFailure, TesselRunEndsTheOthersWhenARankCrashes) {
 }
 
 TEST(PeerFailure, ARankKilledBySegfaultEndsTheOthersWithItsRankAndSignal) {
-  // What a crash in a collective looks like (issue 37: rank 0 killed by SIGSEGV in
-  // ZeRO-1): rank 0 dies by signal 11 mid-training; tessel-run names the rank and the
-  // signal, ends the other rank (blocked in its next collective) and exits 128 + 11.
-  // $$ is the shell that becomes the worker at exec; the subshell signals it later.
+  // What a crash looks like to the job (issue 37: rank 0 killed by SIGSEGV in ZeRO-1):
+  // rank 0 dies by signal 11 (its shell signals itself, so the timing cannot let the
+  // training finish first); rank 1, a worker that cannot go on without rank 0, is ended.
+  // tessel-run names the rank and the signal and exits 128 + 11.
   std::string command = std::string(TESSEL_RUN) + " -n 2 --grace 2 -- /bin/sh -c "
-                        "'if [ $RANK = 0 ]; then (sleep 1.5; kill -SEGV $$) & fi; exec " TESSEL_DIST_WORKER
+                        "'if [ $RANK = 0 ]; then sleep 1; kill -SEGV $$; fi; exec " TESSEL_DIST_WORKER
                         " zero1-buckets' 2>&1";
   auto start = std::chrono::steady_clock::now();
   FILE *pipe = ::popen(command.c_str(), "r");
