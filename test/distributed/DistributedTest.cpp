@@ -51,6 +51,29 @@ WorkerRun runWorker(int ranks, std::vector<std::string> args, double timeoutSeco
   return run;
 }
 
+/// A shell command's combined output, wait status and duration.
+struct CommandRun {
+  bool started = false;
+  std::string output;
+  int status = -1;
+  double seconds = 0;
+};
+
+CommandRun runCommand(const std::string &command) {
+  CommandRun run;
+  auto start = std::chrono::steady_clock::now();
+  FILE *pipe = ::popen(command.c_str(), "r");
+  if (!pipe)
+    return run;
+  run.started = true;
+  char buffer[4096];
+  while (size_t got = std::fread(buffer, 1, sizeof(buffer), pipe))
+    run.output.append(buffer, got);
+  run.status = ::pclose(pipe);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
 std::string tempPath(const std::string &name) {
   return ::testing::TempDir() + "tessel-dist-" + std::to_string(::getpid()) + "-" + name;
 }
@@ -118,15 +141,11 @@ TEST(PeerFailure, TesselRunEndsTheOthersWhenARankCrashes) {
   // The same through the tessel-run executable, with a rank that fails.
   std::string command = std::string(TESSEL_RUN) + " -n 2 --grace 2 -- /bin/sh -c "
                         "'if [ $RANK = 1 ]; then exit 3; fi; exec " TESSEL_DIST_WORKER " ddp' 2>&1";
-  auto start = std::chrono::steady_clock::now();
-  FILE *pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  while (size_t got = std::fread(buffer, 1, sizeof(buffer), pipe))
-    output.append(buffer, got);
-  int status = ::pclose(pipe);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CommandRun run = runCommand(command);
+  ASSERT_TRUE(run.started);
+  const std::string &output = run.output;
+  int status = run.status;
+  double seconds = run.seconds;
   EXPECT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 3) << output;
   EXPECT_NE(output.find("rank 1 (pid"), std::string::npos) << output;
@@ -142,15 +161,11 @@ TEST(PeerFailure, ARankKilledBySegfaultEndsTheOthersWithItsRankAndSignal) {
   std::string command = std::string(TESSEL_RUN) + " -n 2 --grace 2 -- /bin/sh -c "
                         "'if [ $RANK = 0 ]; then sleep 1; kill -SEGV $$; fi; exec " TESSEL_DIST_WORKER
                         " zero1-buckets' 2>&1";
-  auto start = std::chrono::steady_clock::now();
-  FILE *pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  while (size_t got = std::fread(buffer, 1, sizeof(buffer), pipe))
-    output.append(buffer, got);
-  int status = ::pclose(pipe);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CommandRun run = runCommand(command);
+  ASSERT_TRUE(run.started);
+  const std::string &output = run.output;
+  int status = run.status;
+  double seconds = run.seconds;
   EXPECT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGSEGV) << output;
   EXPECT_NE(output.find("rank 0 (pid"), std::string::npos) << output;
