@@ -1,0 +1,57 @@
+//===- PipelinePlan.h - what the software pipeliner does with one loop -----===//
+//
+// The plan of -tessel-software-pipeline (SoftwarePipeline.cpp) for one loop: which loads
+// are copied ahead, by which engine (cp.async or the bulk tensor engine), into rings of
+// which layout, how many iterations ahead, which dots stay in flight across iterations
+// and where the copies go in the body. PipelinePlan.cpp decides; SoftwarePipeline.cpp
+// emits; PipelineTensorMaps.cpp builds what the bulk copies need.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_LOWERING_PIPELINEPLAN_H
+#define TESSEL_LOWERING_PIPELINEPLAN_H
+
+#include "dialect/TesselDialect.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+namespace mlir::tessel::pipeline {
+
+/// The pass's options (Passes.td): operands copied by TMA for wgmma and for mma.sync
+/// dots, and the cluster size that shares B tiles.
+struct PipelineOptions {
+  StringRef tmaOperands, mmaTmaOperands;
+  unsigned multicastB;
+};
+
+struct PipelinePlan {
+  unsigned stages = 0;
+  int64_t step = 0; // the loop's constant step
+  /// The ops of the body that compute the loads' addresses (cloned for the copies).
+  llvm::SetVector<Operation *> slice;
+  SmallVector<LoadOp> loads;
+  /// Dots that stay in flight into the next iteration (wgmma), and the mma.sync dots
+  /// whose operands may come 128-byte swizzled.
+  SmallVector<DotOp> asyncDots, mmaDots;
+  SmallVector<bool> viaTma;          // per load: copied by the bulk tensor engine
+  SmallVector<StringRef> ringLayouts; // per load: the ring's layout ("" for none)
+  bool mmaPath = false;    // every dot runs on mma.sync or tf32 wgmma
+  bool anyCpAsync = false; // some load is copied by cp.async
+  bool copiesLast = false; // the in-loop copies go after the dots
+  unsigned distance = 0;   // iterations copied ahead
+  unsigned tmaCount = 0;   // loads copied by the bulk tensor engine
+};
+
+/// The plan for `loop` with `stages` slots per ring; none when the loop has nothing to
+/// pipeline.
+std::optional<PipelinePlan> planPipeline(scf::ForOp loop, unsigned stages, unsigned numWarps,
+                                         StringRef arch, const PipelineOptions &options);
+
+/// Whether `load` feeds a dot as its A operand.
+bool isAOperand(LoadOp load);
+
+} // namespace mlir::tessel::pipeline
+
+#endif // TESSEL_LOWERING_PIPELINEPLAN_H
