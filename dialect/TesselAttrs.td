@@ -15,6 +15,18 @@ def Tessel_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner", [
 }
 def Tessel_ReduceKindAttr : EnumAttr<Tessel_Dialect, Tessel_ReduceKind, "reduce_kind">;
 
+// How a !tessel.shared buffer lays out its rows (lowering/WgmmaLayout.h has the
+// formulas). Padded rows unless a pass chose a 128-byte swizzle for a reader.
+def Tessel_SharedLayout : I32EnumAttr<"SharedLayout", "layout of a shared buffer", [
+    I32EnumAttrCase<"Padded", 0, "padded">,
+    I32EnumAttrCase<"WgmmaA", 1, "wgmma_a">,
+    I32EnumAttrCase<"WgmmaB", 2, "wgmma_b">,
+    I32EnumAttrCase<"Swizzled", 3, "swizzled">,
+    I32EnumAttrCase<"Interleaved", 4, "interleaved">]> {
+  let cppNamespace = "::mlir::tessel";
+  let genSpecializedAttr = 0;
+}
+
 def Tessel_BlockedEncodingAttr : AttrDef<Tessel_Dialect, "BlockedEncoding"> {
   let mnemonic = "blocked";
   let summary = "Blocked layout: each thread holds contiguous runs of elements";

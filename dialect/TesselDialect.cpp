@@ -72,7 +72,20 @@ Type SharedType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
   if (parser.parseLess() || parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
-      parser.parseType(elementType) || parser.parseGreater())
+      parser.parseType(elementType))
+    return Type();
+  SharedLayout layout = SharedLayout::Padded;
+  if (succeeded(parser.parseOptionalComma())) {
+    StringRef keyword;
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseKeyword(&keyword))
+      return Type();
+    std::optional<SharedLayout> named = symbolizeSharedLayout(keyword);
+    if (!named)
+      return parser.emitError(at, "unknown shared layout '") << keyword << "'", Type();
+    layout = *named;
+  }
+  if (parser.parseGreater())
     return Type();
   if (shape.size() < 2)
     return parser.emitError(parser.getNameLoc(), "a shared buffer holds 2-D tiles or stacks of them"),
@@ -81,14 +94,17 @@ Type SharedType::parse(AsmParser &parser) {
     return parser.emitError(parser.getNameLoc(), "shared buffer elements must be ints or floats "
                                                  "of 8 bits or more"),
            Type();
-  return SharedType::get(parser.getContext(), shape, elementType);
+  return SharedType::get(parser.getContext(), shape, elementType, layout);
 }
 
 void SharedType::print(AsmPrinter &printer) const {
   printer << "<";
   for (int64_t dim : getShape())
     printer << dim << "x";
-  printer << getElementType() << ">";
+  printer << getElementType();
+  if (!isPadded())
+    printer << ", " << stringifySharedLayout(getLayout());
+  printer << ">";
 }
 
 int64_t SharedType::getRowStride() const {
@@ -100,5 +116,6 @@ int64_t SharedType::getSizeInBytes() const {
   int64_t rows = 1;
   for (int64_t dim : getShape().drop_back())
     rows *= dim;
-  return rows * getRowStride() * (getElementType().getIntOrFloatBitWidth() / 8);
+  int64_t rowElements = isPadded() ? getRowStride() : getShape().back();
+  return rows * rowElements * (getElementType().getIntOrFloatBitWidth() / 8);
 }

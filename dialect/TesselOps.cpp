@@ -149,6 +149,8 @@ LogicalResult LocalIndexOp::verify() {
   if (src.size() != 3 || src.drop_front() != dst ||
       getSrc().getType().getElementType() != getResult().getType().getElementType())
     return emitOpError("selects one 2-D tile of a 3-D stack of tiles");
+  if (getSrc().getType().getLayout() != getResult().getType().getLayout())
+    return emitOpError("a tile keeps its stack's shared layout");
   return success();
 }
 
@@ -177,6 +179,9 @@ LogicalResult TransOp::verify() {
   if (src.getDimSize(0) != dst.getDimSize(1) || src.getDimSize(1) != dst.getDimSize(0) ||
       src.getElementType() != dst.getElementType())
     return emitOpError("result must be the operand transposed");
+  if (auto shared = dyn_cast<SharedType>(src);
+      shared && shared.getLayout() != cast<SharedType>(dst).getLayout())
+    return emitOpError("a transposed view keeps the shared layout");
   return success();
 }
 

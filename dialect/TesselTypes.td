@@ -3,6 +3,7 @@
 #define TESSEL_TYPES_TD
 
 include "dialect/TesselDialect.td"
+include "dialect/TesselAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinTypeInterfaces.td"
 
@@ -25,20 +26,40 @@ def Tessel_SharedType : TypeDef<Tessel_Dialect, "Shared", [ShapedTypeInterface]>
     `!tessel.shared<3x128x32xbf16>` is a block of shared memory holding tiles, here three
     128x32 bf16 tiles (the stages of a software-pipelined loop). Rows are stored
     row-major, each padded by 16 bytes so that the eight 16-byte rows one `ldmatrix`
-    reads land in distinct banks. `tessel.local_alloc` makes one,
+    reads land in distinct banks. A layout after the element type names another
+    arrangement, unpadded and 128-byte swizzled (lowering/WgmmaLayout.h):
+    `!tessel.shared<3x128x64xbf16, wgmma_a>` and `wgmma_b` are the operand layouts
+    wgmma reads, `swizzled` and `interleaved` what the bulk tensor engine fills for
+    mma.sync. The layout belongs to the buffer: a tile of a stack and a transposed view
+    keep it. `tessel.local_alloc` makes one,
     `tessel.local_index` selects a tile of it, `tessel.async_copy` fills a tile from
     global memory and `tessel.dot` can read its operands from one.
   }];
-  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "Type":$elementType);
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "Type":$elementType,
+                        "SharedLayout":$layout);
+  let builders = [
+    TypeBuilder<(ins "ArrayRef<int64_t>":$shape, "Type":$elementType), [{
+      return $_get($_ctxt, shape, elementType, SharedLayout::Padded);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     bool hasRank() const { return true; }
     SharedType cloneWith(std::optional<ArrayRef<int64_t>> shape, Type elementType) const {
-      return SharedType::get(getContext(), shape ? *shape : getShape(), elementType);
+      return SharedType::get(getContext(), shape ? *shape : getShape(), elementType,
+                             getLayout());
     }
-    /// Elements from one row to the next, the 16-byte padding included.
+    /// The same buffer's type with `shape` (a tile of a stack, a transposed view).
+    SharedType withShape(ArrayRef<int64_t> shape) const {
+      return SharedType::get(getContext(), shape, getElementType(), getLayout());
+    }
+    SharedType withLayout(SharedLayout layout) const {
+      return SharedType::get(getContext(), getShape(), getElementType(), layout);
+    }
+    bool isPadded() const { return getLayout() == SharedLayout::Padded; }
+    /// Elements from one row to the next in padded rows, the 16-byte padding included.
     int64_t getRowStride() const;
-    /// Bytes the whole buffer takes.
+    /// Bytes the whole buffer takes (swizzled layouts have no padding).
     int64_t getSizeInBytes() const;
   }];
 }

@@ -33,11 +33,10 @@ struct TesselAllocateSharedMemoryPass
     // go, so they follow the scratch; 128-byte aligned (bank-conflict-free rows).
     module.walk([&](LocalAllocOp alloc) {
       // wgmma's 128-byte swizzle repeats every 1024 bytes, from a 1024-aligned address.
-      bool wgmmaLayout = alloc->hasAttr(kWgmmaOperandAttr);
-      int64_t align = wgmmaLayout ? 1024 : 128;
+      int64_t align = alloc.getType().isPadded() ? 128 : 1024;
       bytes = (bytes + align - 1) / align * align;
       alloc.setOffset(bytes);
-      bytes += (getSharedBytes(alloc.getType(), wgmmaLayout) + 127) / 128 * 128;
+      bytes += (alloc.getType().getSizeInBytes() + 127) / 128 * 128;
     });
     bytes = (bytes + 15) / 16 * 16;
     module->setAttr("tessel.shared",

@@ -315,16 +315,16 @@ struct TesselAssignLayoutsPass
       LocalAllocOp a = getSharedAlloc(dot.getA()), b = getSharedAlloc(dot.getB());
       if (!a || !b || a == b)
         continue;
-      a->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "a"));
-      b->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "b"));
+      setSharedLayout(a, SharedLayout::WgmmaA);
+      setSharedLayout(b, SharedLayout::WgmmaB);
     }
     // So do register-A wgmma dots whose B the pipeliner put in a ring of padded rows.
     for (DotOp dot : dots) {
       LocalAllocOp b = getSharedAlloc(dot.getB());
-      if (b && !b->hasAttr(kWgmmaOperandAttr) && canUseRegisterWgmma(dot, warps, arch) &&
+      if (b && b.getType().isPadded() && canUseRegisterWgmma(dot, warps, arch) &&
           cast<RankedTensorType>(dot.getType()).getEncoding() ==
               getWgmmaAccumulatorLayout(ctx, warps))
-        b->setAttr(kWgmmaOperandAttr, StringAttr::get(ctx, "b"));
+        setSharedLayout(b, SharedLayout::WgmmaB);
     }
     // Constants carry their type in their value too.
     func.walk([&](arith::ConstantOp constant) {

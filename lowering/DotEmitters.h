@@ -51,7 +51,7 @@ Value roundToTF32(OpBuilder &b, Location loc, Value value, bool hopper);
 /// Writes a thread's registers of a tile to shared memory (row-major, `stride` elements
 /// per row, from `base`; the transpose when `transposed`), as vectors of up to 16 bytes
 /// where the layout holds runs along the stored rows. With `swizzledRows` the stored tile
-/// (of that many rows) goes in wgmma's 128-byte-swizzled "b" layout instead of padded
+/// (of that many rows) goes in wgmma's 128-byte-swizzled wgmma_b layout instead of padded
 /// rows (WgmmaLayout.h); a run never crosses a 16-byte chunk.
 void stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType type,
                Value base, int64_t stride, int64_t elementBytes, const ThreadIndex &thread,
@@ -79,7 +79,7 @@ void waitForWgmma(OpBuilder &b, Location loc, unsigned pending, SmallVectorImpl<
 /// Register-A wgmma (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
 /// `wgmma.mma_async` whose A fragments are the thread's registers of A (the mma rows
 /// layout) and whose B is a descriptor into a 128-byte-swizzled buffer: K-major (B^T
-/// stored as N rows of K, blocks of 64 columns N * 128 bytes apart) or N-major (a "b"
+/// stored as N rows of K, blocks of 64 columns N * 128 bytes apart) or N-major (a wgmma_b
 /// buffer of K rows).
 void emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
                        ValueRange aRegs, Value bBase, bool bKMajor, SmallVectorImpl<Value> &acc);

@@ -73,10 +73,10 @@ void dot::emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout
   // lane's part of each address is computed once below, not per element through
   // getWgmmaSharedOffset: that costs 30-40 more registers (94 -> 128 for 128x128 with
   // 8 warps, 166 -> 205 with 4), and with them the CTAs that share an SM.
-  bool aSwizzled = getWgmmaOperand(op.getA()) == kSwizzledOperand;
-  // ("b" is the same layout: a ring marked for register-A wgmma, should one land here.)
-  bool bSwizzled = getWgmmaOperand(op.getB()) == kSwizzledOperand ||
-                   getWgmmaOperand(op.getB()) == "b";
+  bool aSwizzled = getSharedLayout(op.getA()) == SharedLayout::Swizzled;
+  // (wgmma_b is the same layout: a ring marked for register-A wgmma, should one land here.)
+  bool bSwizzled = getSharedLayout(op.getB()) == SharedLayout::Swizzled ||
+                   getSharedLayout(op.getB()) == SharedLayout::WgmmaB;
   auto shl = [&](Value v, unsigned shift) {
     return arith::ShLIOp::create(b, loc, v, createI32(b, loc, shift)).getResult();
   };
@@ -158,7 +158,7 @@ void dot::emitMma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout
   // tf32 B element (k = kk + 4 half + lane % 4, n = 8 (q wn + warpN) + lane / 4) in a
   // swizzled buffer: block n / 32, chunk ((n % 32) / 4) ^ (k % 8), word n % 4; in an
   // interleaved one the row sits at 2 (k % 4) + half instead (WgmmaLayout.h).
-  bool bInterleaved = getWgmmaOperand(op.getB()) == kInterleavedOperand;
+  bool bInterleaved = getSharedLayout(op.getB()) == SharedLayout::Interleaved;
   bSwizzled |= bInterleaved;
   Value tf32Col = arith::AddIOp::create(b, loc, mul(b, loc, warpN, 8), bits(lane, 2, 7));
   Value tf32Row = bits(lane, 0, 3);

@@ -142,7 +142,7 @@ SmallVector<unsigned> getWgmmaInstructionRegisters(const TileLayout &layout, int
 /// Register-A wgmma (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
 /// `wgmma.mma_async` whose A fragments are the thread's registers of A (the mma rows
 /// layout) and whose B is a descriptor into a 128-byte-swizzled buffer: K-major (B^T
-/// stored as N rows of K, blocks of 64 columns N * 128 bytes apart) or N-major (a "b"
+/// stored as N rows of K, blocks of 64 columns N * 128 bytes apart) or N-major (a wgmma_b
 /// buffer of K rows).
 void dot::emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
                             ValueRange aRegs, Value bBase, bool bKMajor,

@@ -42,7 +42,7 @@ Value dot::roundToTF32(OpBuilder &b, Location loc, Value value, bool hopper) {
 /// Writes a thread's registers of a tile to shared memory (row-major, `stride` elements
 /// per row, from `base`; the transpose when `transposed`), as vectors of up to 16 bytes
 /// where the layout holds runs along the stored rows. With `swizzledRows` the stored tile
-/// (of that many rows) goes in wgmma's 128-byte-swizzled "b" layout instead of padded
+/// (of that many rows) goes in wgmma's 128-byte-swizzled wgmma_b layout instead of padded
 /// rows (WgmmaLayout.h); a run never crosses a 16-byte chunk.
 void dot::stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorType type,
                     Value base, int64_t stride, int64_t elementBytes,
@@ -61,8 +61,9 @@ void dot::stageTile(OpBuilder &b, Location loc, ValueRange regs, RankedTensorTyp
   for (unsigned i = 0, e = regs.size(); i < e; i += run) {
     Value offset;
     if (swizzledRows) {
-      offset = getWgmmaSharedOffset(b, loc, "b", coords[i][rowDim], coords[i][colDim],
-                                    swizzledRows, 0, 4, unsigned(elementBytes));
+      offset = getWgmmaSharedOffset(b, loc, SharedLayout::WgmmaB, coords[i][rowDim],
+                                    coords[i][colDim], swizzledRows, 0, 4,
+                                    unsigned(elementBytes));
     } else {
       Value index = mul(b, loc, coords[i][rowDim], stride);
       index = arith::AddIOp::create(b, loc, index, coords[i][colDim]);

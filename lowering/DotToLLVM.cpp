@@ -53,12 +53,12 @@ struct DotLowering : OpConversionPattern<DotOp> {
     bool hopper = target.hasRoundToNearestTf32();
     bool tf32Wgmma = canUseTf32Wgmma(op, numWarps, target.arch()) &&
                      layout->getRoot() == getTf32WgmmaAccumulatorLayout(op.getContext(), numWarps);
-    if (getWgmmaOperand(op.getA()) == kInterleavedOperand ||
-        (getWgmmaOperand(op.getB()) == kInterleavedOperand && !(useMma && tf32)))
+    if (getSharedLayout(op.getA()) == SharedLayout::Interleaved ||
+        (getSharedLayout(op.getB()) == SharedLayout::Interleaved && !(useMma && tf32)))
       return op.emitOpError("reads an interleaved buffer but is not a tf32 dot on mma.sync "
                             "reading it as B");
     for (Value operand : {op.getA(), op.getB()}) {
-      if (tf32Wgmma || getWgmmaOperand(operand) != kSwizzledOperand)
+      if (tf32Wgmma || getSharedLayout(operand) != SharedLayout::Swizzled)
         continue;
       auto type = cast<SharedType>(operand.getType());
       int64_t rowBytes = type.getShape()[1] * (type.getElementType().getIntOrFloatBitWidth() / 8);
@@ -66,7 +66,7 @@ struct DotLowering : OpConversionPattern<DotOp> {
         return op.emitOpError("reads a swizzled buffer but does not run on mma.sync with "
                               "128-byte rows of A");
     }
-    // Register-A wgmma (WgmmaLayout.h): B from its "b"/"swizzled" ring, or staged
+    // Register-A wgmma (WgmmaLayout.h): B from its wgmma_b or swizzled ring, or staged
     // swizzled, K-major where K fills 128-byte rows and B's registers run along K (or N
     // does not fill them).
     bool registerWgmma = runsOnRegisterWgmma(op);
@@ -112,8 +112,8 @@ struct DotLowering : OpConversionPattern<DotOp> {
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
     if (registerWgmma)
       emitRegisterWgmma(rewriter, loc, op, *layout, adaptor.getA(), bBase, bKMajor, acc);
-    else if (aShared && bShared && getWgmmaOperand(op.getA()) == "a" &&
-             getWgmmaOperand(op.getB()) == "b")
+    else if (getSharedLayout(op.getA()) == SharedLayout::WgmmaA &&
+             getSharedLayout(op.getB()) == SharedLayout::WgmmaB)
       emitWgmma(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
     else if (tf32Wgmma)
       emitWgmmaTf32(rewriter, loc, op, *layout, aBase, bBase, thread, acc);

@@ -375,12 +375,12 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
     Value bytes = createI32(rewriter, loc, elementBytes);
     // A wgmma operand's buffer has wgmma's swizzled layout (WgmmaLayout.h); any other,
     // padded rows.
-    StringRef wgmmaOperand = getWgmmaOperand(op.getDst());
+    SharedLayout sharedLayout = dst.getLayout();
     unsigned numWarps = getNumWarps(op);
     for (unsigned i = 0, e = ptrs.size(); i < e; i += vector) {
       Value offset;
-      if (!wgmmaOperand.empty()) {
-        offset = getWgmmaSharedOffset(rewriter, loc, wgmmaOperand, coords[i][0], coords[i][1],
+      if (!dst.isPadded()) {
+        offset = getWgmmaSharedOffset(rewriter, loc, sharedLayout, coords[i][0], coords[i][1],
                                       dst.getShape()[0], dst.getShape()[1], numWarps,
                                       elementBytes);
       } else {
@@ -479,9 +479,7 @@ struct LocalIndexLowering : OpConversionPattern<LocalIndexOp> {
   LogicalResult matchAndRewrite(LocalIndexOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    bool wgmmaLayout = !getWgmmaOperand(op.getSrc()).empty();
-    Value tileBytes =
-        createI32(rewriter, loc, getSharedBytes(op.getResult().getType(), wgmmaLayout));
+    Value tileBytes = createI32(rewriter, loc, op.getResult().getType().getSizeInBytes());
     Value offset = arith::MulIOp::create(rewriter, loc, adaptor.getIndex(), tileBytes);
     rewriter.replaceOp(op, byteOffset(rewriter, loc, adaptor.getSrc(), offset));
     return success();

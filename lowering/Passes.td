@@ -45,7 +45,7 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
     `tessel.mbarrier_wait` at the top of the iteration, a tensor-map kernel parameter per
     load and its recipe in the module's `tessel.tensor_maps`. On sm_90 and sm_90a the
     operands of mma.sync dots named by `mma-tma` go the same way, into buffers with the
-    128-byte swizzle (`tessel.wgmma_operand = "swizzled"`) that ldmatrix reads.
+    128-byte swizzle (`!tessel.shared<..., swizzled>`) that ldmatrix reads.
 
     Copies for mma.sync dots come after the dots in the iteration (the tensor cores start
     on the landed slot right after the barrier), except bulk copies with 2 stages; for

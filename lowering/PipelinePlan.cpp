@@ -149,7 +149,7 @@ SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots
 /// Loads of `loop` that can be pipelined (see the pass description).
 /// Whether every use of `load` is the B operand of a register-A wgmma dot (WgmmaLayout.h),
 /// as is (N filling 128-byte rows: read N-major) or through a `tessel.trans` that only
-/// that dot uses (K filling them: read K-major). One ring in the "b" layout then serves
+/// that dot uses (K filling them: read K-major). One ring in the wgmma_b layout then serves
 /// them all (the backward's Q and dO feed one dot each way).
 bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
   int64_t perRow = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
@@ -224,7 +224,8 @@ bool onTf32Wgmma(const PipelinePlan &p, DotOp dot, unsigned numWarps, StringRef 
          canUseTf32Wgmma(dot, a.getDimSize(0), b.getDimSize(1), a.getDimSize(1), numWarps, arch);
 }
 
-StringRef ringLayout(const PipelinePlan &p, LoadOp load, unsigned numWarps, StringRef arch) {
+SharedLayout ringLayout(const PipelinePlan &p, LoadOp load, unsigned numWarps,
+                        StringRef arch) {
   // The layout of an mma.sync operand's ring: "swizzled", except tf32 mma.sync's B,
   // "interleaved" (WgmmaLayout.h: its fragment loads are then free of bank conflicts)
   // when its matrix's rows are known to come in groups of 8.
@@ -232,8 +233,8 @@ StringRef ringLayout(const PipelinePlan &p, LoadOp load, unsigned numWarps, Stri
     if (dot.getB() == load.getResult() && getMmaK(dot) == 8 &&
         !onTf32Wgmma(p, dot, numWarps, arch) &&
         isKnownMultiple(load, matchBlockAccess(load)->rows, 8))
-      return kInterleavedOperand;
-  return kSwizzledOperand;
+      return SharedLayout::Interleaved;
+  return SharedLayout::Swizzled;
 }
 
 } // namespace
@@ -274,7 +275,7 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
         p.mmaDots.push_back(dot);
   p.viaTma = findTmaLoads(p.loads, p.asyncDots, p.mmaDots, options.tmaOperands,
                           options.mmaTmaOperands);
-  // A ring read through tessel.trans is a "b" buffer, filled by cp.async.
+  // A ring read through tessel.trans is a wgmma_b buffer, filled by cp.async.
   for (auto [load, tma] : llvm::zip(p.loads, p.viaTma))
     if (llvm::any_of(load->getUsers(), [](Operation *user) { return isa<TransOp>(user); }))
       tma = false;
@@ -286,7 +287,7 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
   // Decided once per load: the ring's attribute and the tensor map's recipe follow it.
   for (auto [load, tma] : llvm::zip(p.loads, p.viaTma))
     p.ringLayouts.push_back(tma && p.mmaPath ? ringLayout(p, load, numWarps, arch)
-                                             : StringRef());
+                                             : SharedLayout::Padded);
   // Iterations copied ahead: one less while a dot may still read last iteration's slot.
   p.distance = p.asyncDots.empty() ? stages - 1 : stages - 2;
   p.tmaCount = unsigned(llvm::count(p.viaTma, true));

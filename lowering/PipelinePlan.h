@@ -35,8 +35,8 @@ struct PipelinePlan {
   /// Dots that stay in flight into the next iteration (wgmma), and the mma.sync dots
   /// whose operands may come 128-byte swizzled.
   SmallVector<DotOp> asyncDots, mmaDots;
-  SmallVector<bool> viaTma;          // per load: copied by the bulk tensor engine
-  SmallVector<StringRef> ringLayouts; // per load: the ring's layout ("" for none)
+  SmallVector<bool> viaTma;              // per load: copied by the bulk tensor engine
+  SmallVector<SharedLayout> ringLayouts; // per load: the ring's layout
   bool mmaPath = false;    // every dot runs on mma.sync or tf32 wgmma
   bool anyCpAsync = false; // some load is copied by cp.async
   bool copiesLast = false; // the in-loop copies go after the dots

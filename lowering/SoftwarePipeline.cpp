@@ -87,9 +87,7 @@ namespace {
 /// Slot `slot` of a stack of shared buffers (a ring of tiles or of mbarriers).
 Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
   auto type = cast<SharedType>(stack.getType());
-  return LocalIndexOp::create(
-      b, loc, SharedType::get(b.getContext(), type.getShape().drop_front(), type.getElementType()),
-      stack, slot);
+  return LocalIndexOp::create(b, loc, type.withShape(type.getShape().drop_front()), stack, slot);
 }
 
 /// One loop's pipeline as planned (PipelinePlan.h), in two steps: allocate() creates
@@ -160,12 +158,11 @@ LogicalResult LoopPipeliner::allocate() {
     auto type = cast<RankedTensorType>(load.getType());
     SmallVector<int64_t> shape{int64_t(plan.stages)};
     shape.append(type.getShape().begin(), type.getShape().end());
-    auto ring = LocalAllocOp::create(
-        rewriter, loc, SharedType::get(ctx, shape, type.getElementType()), IntegerAttr());
     // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
-    // (wgmma's buffers are marked by -tessel-assign-layouts).
-    if (!layout.empty())
-      ring->setAttr(kWgmmaOperandAttr, rewriter.getStringAttr(layout));
+    // (-tessel-assign-layouts gives wgmma's buffers their layouts).
+    auto ring = LocalAllocOp::create(
+        rewriter, loc, SharedType::get(ctx, shape, type.getElementType(), layout),
+        IntegerAttr());
     rings.push_back(ring);
   }
   if (plan.tmaCount)
@@ -222,7 +219,7 @@ LogicalResult LoopPipeliner::allocateTensorMaps() {
       shared = buildClusterSharesTileTest(rewriter, loc, access, multicastB);
     DictionaryAttr recipe = tensorMapRecipe(rewriter, load, access, index,
                                             /*wgmma=*/!plan.mmaPath,
-                                            /*interleaved=*/layout == kInterleavedOperand,
+                                            /*interleaved=*/layout == SharedLayout::Interleaved,
                                             colBlocks);
     if (shared) {
       NamedAttrList fields(recipe);
@@ -351,9 +348,8 @@ void LoopPipeliner::replaceLoadsBySlots(Value readSlot) {
     auto slotType = cast<SharedType>(tile.getType());
     for (Operation *user : tile.getUsers())
       if (auto trans = dyn_cast<TransOp>(user))
-        trans.getResult().setType(SharedType::get(rewriter.getContext(),
-                                                  {slotType.getShape()[1], slotType.getShape()[0]},
-                                                  slotType.getElementType()));
+        trans.getResult().setType(
+            slotType.withShape({slotType.getShape()[1], slotType.getShape()[0]}));
   }
 }
 

@@ -74,7 +74,7 @@ struct MBarrierInitLowering : OpConversionPattern<MBarrierInitOp> {
 SmallVector<std::pair<int64_t, int64_t>> getBoxOrigins(TmaCopyOp op) {
   SharedType dst = op.getDst().getType();
   SmallVector<std::pair<int64_t, int64_t>> origins;
-  if (getWgmmaOperand(op.getDst()) == "a")
+  if (dst.getLayout() == SharedLayout::WgmmaA)
     for (int64_t row = 0; row < dst.getShape()[0]; row += 8)
       origins.push_back({row, 0});
   else
@@ -89,8 +89,8 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SharedType dst = op.getDst().getType();
-    StringRef operand = getWgmmaOperand(op.getDst());
-    if (operand.empty())
+    SharedLayout layout = dst.getLayout();
+    if (dst.isPadded())
       return rewriter.notifyMatchFailure(op, "bulk copies write wgmma operand buffers only");
     int64_t rows = dst.getShape()[0], cols = dst.getShape()[1];
     int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
@@ -107,7 +107,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                        "elect.sync _|p, 0xffffffff;\nand.pred p, p, $5;\n";
     // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
     // runtime/Kernel.cpp) that writes its rows in that order.
-    bool interleaved = operand == kInterleavedOperand;
+    bool interleaved = layout == SharedLayout::Interleaved;
     int64_t index = 0;
     auto box = [&](int64_t rowOffset, int64_t colOffset, int64_t dstOffset) {
       int64_t warp = (firstBox + index) % numWarps;
@@ -139,7 +139,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     bool wholeBlocks = bool(op.getWholeBlocks());
     if (wholeBlocks) {
       int64_t perBlock = getSwizzleBlockColumns(dst.getElementType());
-      if (operand == "a" || cols % perBlock != 0 || cols == perBlock)
+      if (layout == SharedLayout::WgmmaA || cols % perBlock != 0 || cols == perBlock)
         return rewriter.notifyMatchFailure(op, "whole_blocks needs a tile of column blocks");
       if (auto ctas = op.getCtas(); ctas && (cols / perBlock) % *ctas != 0)
         return rewriter.notifyMatchFailure(op, "multicast pieces must be whole column blocks");
@@ -201,7 +201,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     }
     // A: 8-row groups to their shared rows; B: one box per 128-byte column block.
     for (auto [row, col] : getBoxOrigins(op))
-      box(row, col, getWgmmaBoxOffset(operand, row, col, rows, numWarps, elementBytes));
+      box(row, col, getWgmmaBoxOffset(layout, row, col, rows, numWarps, elementBytes));
     if (wholeBlocks)
       text += "TESSEL_TMA_${:uid}_END:\n";
     text += "}";

@@ -42,9 +42,10 @@ bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef a
     return k % perRow == 0 || n % perRow == 0;
   // A ring's tile read as is (N-major), or transposed (K-major: trans of a slot).
   bool kMajor = bool(dot.getB().getDefiningOp<TransOp>());
-  StringRef operand = getWgmmaOperand(dot.getB());
+  SharedLayout layout = getSharedLayout(dot.getB());
   return getSharedAlloc(dot.getB()) && (kMajor ? k : n) % perRow == 0 &&
-         (operand.empty() || operand == "b" || (operand == kSwizzledOperand && !kMajor));
+         (layout == SharedLayout::Padded || layout == SharedLayout::WgmmaB ||
+          (layout == SharedLayout::Swizzled && !kMajor));
 }
 
 bool mlir::tessel::runsOnRegisterWgmma(DotOp dot) {
@@ -53,11 +54,11 @@ bool mlir::tessel::runsOnRegisterWgmma(DotOp dot) {
   if (arch.empty() || failed(layout) || !readsMmaOperandAFromRegisters(dot))
     return false;
   unsigned numWarps = layout->getRoot().getNumWarps();
-  StringRef bOperand = getWgmmaOperand(dot.getB());
+  SharedLayout bLayout = getSharedLayout(dot.getB());
   return canUseRegisterWgmma(dot, numWarps, arch) &&
          layout->getRoot() == getWgmmaAccumulatorLayout(dot.getContext(), numWarps) &&
-         (!isa<SharedType>(dot.getB().getType()) || bOperand == "b" ||
-          bOperand == kSwizzledOperand);
+         (!isa<SharedType>(dot.getB().getType()) || bLayout == SharedLayout::WgmmaB ||
+          bLayout == SharedLayout::Swizzled);
 }
 
 BlockedEncodingAttr mlir::tessel::getWgmmaAccumulatorLayout(MLIRContext *ctx,
@@ -77,8 +78,8 @@ bool mlir::tessel::canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k,
 bool mlir::tessel::canUseTf32Wgmma(DotOp dot, unsigned numWarps, StringRef arch) {
   auto a = dyn_cast<SharedType>(dot.getA().getType());
   auto b = dyn_cast<SharedType>(dot.getB().getType());
-  if (!a || !b || getWgmmaOperand(dot.getA()) != kSwizzledOperand ||
-      getWgmmaOperand(dot.getB()) != kSwizzledOperand)
+  if (!a || !b || a.getLayout() != SharedLayout::Swizzled ||
+      b.getLayout() != SharedLayout::Swizzled)
     return false;
   return canUseTf32Wgmma(dot, a.getShape()[0], b.getShape()[1], a.getShape()[1], numWarps,
                          arch);
@@ -97,21 +98,15 @@ LocalAllocOp mlir::tessel::getSharedAlloc(Value shared) {
   return shared.getDefiningOp<LocalAllocOp>();
 }
 
-int64_t mlir::tessel::getSharedBytes(SharedType type, bool wgmmaLayout) {
-  if (!wgmmaLayout)
-    return type.getSizeInBytes();
-  int64_t elements = 1;
-  for (int64_t dim : type.getShape())
-    elements *= dim;
-  return elements * (type.getElementType().getIntOrFloatBitWidth() / 8);
-}
-
-StringRef mlir::tessel::getWgmmaOperand(Value shared) {
-  LocalAllocOp alloc = getSharedAlloc(shared);
-  if (!alloc)
-    return "";
-  auto attr = alloc->getAttrOfType<StringAttr>(kWgmmaOperandAttr);
-  return attr ? attr.getValue() : "";
+void mlir::tessel::setSharedLayout(LocalAllocOp alloc, SharedLayout layout) {
+  SmallVector<Value> worklist{alloc.getResult()};
+  while (!worklist.empty()) {
+    Value buffer = worklist.pop_back_val();
+    buffer.setType(cast<SharedType>(buffer.getType()).withLayout(layout));
+    for (Operation *user : buffer.getUsers())
+      if (isa<LocalIndexOp, TransOp>(user))
+        worklist.push_back(user->getResult(0));
+  }
 }
 
 /// Shared row of A's tile row t (WgmmaLayout.h); one formula for constants and values.
@@ -148,16 +143,16 @@ struct ValueOps {
 };
 } // namespace
 
-int64_t mlir::tessel::getWgmmaBoxOffset(StringRef operand, int64_t row, int64_t col,
+int64_t mlir::tessel::getWgmmaBoxOffset(SharedLayout layout, int64_t row, int64_t col,
                                         int64_t rows, unsigned numWarps,
                                         unsigned elementBytes) {
-  if (operand == "a")
+  if (layout == SharedLayout::WgmmaA)
     return sharedRowOfA<int64_t>(row, rows, numWarps, ConstantOps()) * 128;
   // B: 64-column blocks `rows` 128-byte rows apart.
   return col / (128 / elementBytes) * rows * 128;
 }
 
-Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand,
+Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, SharedLayout layout,
                                          Value row, Value col, int64_t rows, int64_t cols,
                                          unsigned numWarps, unsigned elementBytes) {
   auto c = [&](int64_t v) { return createI32(b, loc, v); };
@@ -167,7 +162,7 @@ Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef o
   auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
   unsigned perChunk = 16 / elementBytes; // elements per 16-byte chunk
   unsigned perRow = 128 / elementBytes;  // elements per 128-byte swizzle row
-  if (operand == "a") {
+  if (layout == SharedLayout::WgmmaA) {
     // Shared row of tile row t (see the header), then the swizzled chunk.
     Value s = sharedRowOfA<Value>(row, rows, numWarps, ValueOps{b, loc});
     Value chunk = arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, col, c(perChunk)),
@@ -177,7 +172,7 @@ Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef o
   }
   // B: atom (k / 8, n / perRow); inside, row k % 8 of 128 bytes, chunk swizzled by it.
   (void)cols;
-  if (operand == kInterleavedOperand) // k % 8 -> 2 (k % 4) + (k % 8) / 4
+  if (layout == SharedLayout::Interleaved) // k % 8 -> 2 (k % 4) + (k % 8) / 4
     row = add(add(mul(shr(row, 3), 8), mul(andi(row, 3), 2)), andi(shr(row, 2), 1));
   Value kGroup = shr(row, 3), k8 = andi(row, 7);
   Value block = arith::DivUIOp::create(b, loc, col, c(perRow));

@@ -48,16 +48,14 @@
 
 namespace mlir::tessel {
 
-/// Attribute on a tessel.local_alloc in a swizzled layout: "a" or "b" (a wgmma dot reads
-/// it), "swizzled" (an mma.sync or tf32 wgmma dot reads it, the bulk tensor engine fills
-/// it), or "interleaved": "swizzled" with the rows of each group of 8 stored in the order
-/// 0 4 1 5 2 6 3 7 (row k at position 2 (k % 4) + (k % 8) / 4), tf32 mma.sync's B. Its
-/// fragment loads (lane l: row l % 4 or 4 + l % 4, column l / 4 of an 8-column group) then
-/// meet swizzle masks 0 2 4 6 (or 1 3 5 7) instead of 0 1 2 3, which send the group's two
-/// 16-byte chunks to eight different chunk positions: 32 banks instead of 16.
-inline constexpr llvm::StringLiteral kWgmmaOperandAttr = "tessel.wgmma_operand";
-inline constexpr llvm::StringLiteral kSwizzledOperand = "swizzled";
-inline constexpr llvm::StringLiteral kInterleavedOperand = "interleaved";
+/// The swizzled layouts of a `!tessel.shared` buffer (its type's SharedLayout): wgmma_a
+/// or wgmma_b (a wgmma dot reads it), swizzled (an mma.sync or tf32 wgmma dot reads it,
+/// the bulk tensor engine fills it), or interleaved: swizzled with the rows of each group
+/// of 8 stored in the order 0 4 1 5 2 6 3 7 (row k at position 2 (k % 4) + (k % 8) / 4),
+/// tf32 mma.sync's B. Its fragment loads (lane l: row l % 4 or 4 + l % 4, column l / 4 of
+/// an 8-column group) then meet swizzle masks 0 2 4 6 (or 1 3 5 7) instead of 0 1 2 3,
+/// which send the group's two 16-byte chunks to eight different chunk positions: 32
+/// banks instead of 16. wgmma_b, swizzled and interleaved place 128-byte blocks alike.
 
 /// Columns of `elementType` in one 128-byte swizzle block (a row of a bulk copy's box).
 inline int64_t getSwizzleBlockColumns(Type elementType) {
@@ -81,10 +79,10 @@ BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarp
 /// to it, holds wgmma's A fragments in its registers as it holds mma.sync's, and rows
 /// need no permutation since A's registers and the accumulator's name the same rows.
 /// B comes from shared memory through a descriptor, 128-byte swizzled: a register B is
-/// staged by the dot K-major (N rows of K, as a "b" buffer of B^T) when K fills whole
-/// 128-byte rows, else N-major (a "b" buffer) when N does; a pipelined B is read from its
-/// ring, which must be (or become) a "b" or "swizzled" buffer with N in whole rows, or,
-/// through `tessel.trans` of the slot (B = trans(load)), a "b" buffer of the N x K tile
+/// staged by the dot K-major (N rows of K, as a wgmma_b buffer of B^T) when K fills whole
+/// 128-byte rows, else N-major (a wgmma_b buffer) when N does; a pipelined B is read from its
+/// ring, which must be (or become) a wgmma_b or swizzled buffer with N in whole rows, or,
+/// through `tessel.trans` of the slot (B = trans(load)), a wgmma_b buffer of the N x K tile
 /// with K in whole rows, read K-major.
 /// This carries dots whose operands do not both come from the bulk copies: attention's
 /// S = Q K^T and O += P V, where Q and P never leave registers.
@@ -92,8 +90,8 @@ bool canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
 /// True when `dot`, its layouts assigned, lowers to register-A wgmma: the module's
 /// arch allows it (above), A holds the mma rows layout in registers, the result the
-/// accumulator layout, and B is a register tile (staged by the dot) or a "b"/"swizzled"
-/// buffer (or a transposed view of one).
+/// accumulator layout, and B is a register tile (staged by the dot) or a wgmma_b or
+/// swizzled buffer (or a transposed view of one).
 bool runsOnRegisterWgmma(DotOp dot);
 /// True when a tf32 dot (f32 operands, inputPrecision "tf32"), MxK by KxN, can run
 /// transposed on wgmma for `arch` once both operands are in "swizzled" buffers.
@@ -113,28 +111,30 @@ BlockedEncodingAttr getTf32WgmmaAccumulatorLayout(MLIRContext *ctx, unsigned num
 /// The tessel.local_alloc a shared tile comes from (through local_index), or null.
 LocalAllocOp getSharedAlloc(Value shared);
 
-/// "a", "b", "swizzled", "interleaved" or "" (padded rows) for a shared tile's buffer.
-StringRef getWgmmaOperand(Value shared);
+/// The layout of a shared tile's buffer; Padded for a register tile.
+inline SharedLayout getSharedLayout(Value tile) {
+  auto shared = dyn_cast<SharedType>(tile.getType());
+  return shared ? shared.getLayout() : SharedLayout::Padded;
+}
 
 /// True when a wgmma dot reads the buffer (through the async proxy).
 inline bool isWgmmaOperand(Value shared) {
-  StringRef operand = getWgmmaOperand(shared);
-  return operand == "a" || operand == "b";
+  SharedLayout layout = getSharedLayout(shared);
+  return layout == SharedLayout::WgmmaA || layout == SharedLayout::WgmmaB;
 }
 
-/// Bytes `type` (a tile or a stack of tiles) takes in the layout of the buffer it lives
-/// in: wgmma's swizzled layout has no padding.
-int64_t getSharedBytes(SharedType type, bool wgmmaLayout);
+/// Gives `alloc`'s buffer `layout`: retypes it and the tiles and views taken of it.
+void setSharedLayout(LocalAllocOp alloc, SharedLayout layout);
 
 /// Byte offset in a swizzled tile where a box the bulk tensor engine copies starts: for
-/// "a" the 8-row group of tile row `row` (a multiple of 8), for "b" and "swizzled" the
+/// wgmma_a the 8-row group of tile row `row` (a multiple of 8), for the others the
 /// 64-column (128-byte) block of tile column `col`. The same placement as below.
-int64_t getWgmmaBoxOffset(StringRef operand, int64_t row, int64_t col, int64_t rows,
+int64_t getWgmmaBoxOffset(SharedLayout layout, int64_t row, int64_t col, int64_t rows,
                           unsigned numWarps, unsigned elementBytes);
 
 /// Byte offset (i32) in a swizzled tile of element (row, col) of the tile. `numWarps`
-/// matters for "a" (its row permutation); "b" and "swizzled" are the same layout.
-Value getWgmmaSharedOffset(OpBuilder &b, Location loc, StringRef operand, Value row, Value col,
+/// matters for wgmma_a (its row permutation).
+Value getWgmmaSharedOffset(OpBuilder &b, Location loc, SharedLayout layout, Value row, Value col,
                            int64_t rows, int64_t cols, unsigned numWarps, unsigned elementBytes);
 
 } // namespace mlir::tessel

@@ -62,3 +62,17 @@ func.func @multicast_copy(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
   tessel.tma_copy %map[%i, %i] into %b, %bar, %p whole_blocks %w multicast %s after %bar[%i] if %p {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
   return
 }
+
+// The shared layout is part of the type: padded rows print bare, the others by name, and a
+// tile of a stack keeps its stack's layout.
+// CHECK-LABEL: func.func @shared_layouts
+// CHECK-SAME: !tessel.shared<3x128x64xbf16, wgmma_a>, %{{.*}}: !tessel.shared<3x64x128xbf16, wgmma_b>
+// CHECK-SAME: !tessel.shared<2x64x32xf32, swizzled>, %{{.*}}: !tessel.shared<2x32x64xf32, interleaved>
+// CHECK-SAME: !tessel.shared<2x64x32xbf16>
+func.func @shared_layouts(%a: !tessel.shared<3x128x64xbf16, wgmma_a>, %b: !tessel.shared<3x64x128xbf16, wgmma_b>,
+                          %s: !tessel.shared<2x64x32xf32, swizzled>, %t: !tessel.shared<2x32x64xf32, interleaved>,
+                          %p: !tessel.shared<2x64x32xbf16, padded>, %i: i32) {
+  // CHECK: tessel.local_index %{{.*}}[%{{.*}}] : !tessel.shared<3x128x64xbf16, wgmma_a> -> !tessel.shared<128x64xbf16, wgmma_a>
+  %x = tessel.local_index %a[%i] : !tessel.shared<3x128x64xbf16, wgmma_a> -> !tessel.shared<128x64xbf16, wgmma_a>
+  return
+}

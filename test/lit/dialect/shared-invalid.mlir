@@ -54,3 +54,28 @@ func.func @trans_shared_shape(%buf: !tessel.shared<64x32xbf16>) {
   %t = tessel.trans %buf : !tessel.shared<64x32xbf16> -> !tessel.shared<64x32xbf16>
   return
 }
+
+// -----
+
+// expected-error @+1 {{unknown shared layout 'wgmma_c'}}
+func.func @unknown_layout(%buf: !tessel.shared<64x64xbf16, wgmma_c>) {
+  return
+}
+
+// -----
+
+func.func @index_drops_layout(%buf: !tessel.shared<3x64x64xbf16, wgmma_b>, %i: i32) {
+  // expected-error @+1 {{a tile keeps its stack's shared layout}}
+  %t = tessel.local_index %buf[%i] : !tessel.shared<3x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @trans_changes_layout(%buf: !tessel.shared<64x64xbf16, wgmma_b>,
+                                %a: tensor<64x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{a transposed view keeps the shared layout}}
+  %t = tessel.trans %buf : !tessel.shared<64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, swizzled>
+  %d = tessel.dot %a, %t, %c : tensor<64x64xbf16>, !tessel.shared<64x64xbf16, swizzled> -> tensor<64x64xf32>
+  return
+}

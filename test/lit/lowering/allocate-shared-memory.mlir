@@ -59,13 +59,13 @@ module {
 // 1024 bytes): after 16 bytes of scratch, at 1024, unpadded (64 x 64 x 2 = 8192 bytes);
 // a padded buffer after it 128-byte aligned, at 9216.
 // CHECK: module attributes {tessel.shared = 18432 : i32}
-// CHECK: tessel.local_alloc {offset = 1024 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<1x64x64xbf16>
+// CHECK: tessel.local_alloc {offset = 1024 : i64} : !tessel.shared<1x64x64xbf16, wgmma_b>
 // CHECK: tessel.local_alloc {offset = 9216 : i64} : !tessel.shared<1x64x64xbf16>
 #b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 module {
   func.func @wgmma_buffer(%x: tensor<1024xf32, #b>) -> f32 {
     %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
-    %w = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<1x64x64xbf16>
+    %w = tessel.local_alloc : !tessel.shared<1x64x64xbf16, wgmma_b>
     %p = tessel.local_alloc : !tessel.shared<1x64x64xbf16>
     return %s : f32
   }

@@ -20,12 +20,12 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
   func.func @pending(%a: tensor<64x64xbf16, #acc>, %acc: tensor<64x64xf32, #acc>) -> tensor<64x64xf32, #acc> {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
-    %ring = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<2x64x64xbf16>
-    %b0 = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %b1 = tessel.local_index %ring[%c1] : !tessel.shared<2x64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %d0 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
-    %d1 = tessel.dot %a, %b1, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
-    %d2 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
+    %ring = tessel.local_alloc : !tessel.shared<2x64x64xbf16, wgmma_b>
+    %b0 = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %b1 = tessel.local_index %ring[%c1] : !tessel.shared<2x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %d0 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
+    %d1 = tessel.dot %a, %b1, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
+    %d2 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
     %s0 = arith.addf %d0, %acc : tensor<64x64xf32, #acc>
     %s1 = arith.addf %d1, %s0 : tensor<64x64xf32, #acc>
     %s2 = arith.addf %d2, %s1 : tensor<64x64xf32, #acc>
@@ -48,11 +48,11 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
   func.func @copy_into_b(%a: tensor<64x64xbf16, #acc>, %acc: tensor<64x64xf32, #acc>, %p: tensor<64x64x!tessel.ptr<bf16>, #ld>) -> tensor<64x64xf32, #acc> {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
-    %ring = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<2x64x64xbf16>
-    %b0 = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %b1 = tessel.local_index %ring[%c1] : !tessel.shared<2x64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %d0 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
-    tessel.async_copy %p into %b1 : tensor<64x64x!tessel.ptr<bf16>, #ld>, !tessel.shared<64x64xbf16>
+    %ring = tessel.local_alloc : !tessel.shared<2x64x64xbf16, wgmma_b>
+    %b0 = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %b1 = tessel.local_index %ring[%c1] : !tessel.shared<2x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %d0 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
+    tessel.async_copy %p into %b1 : tensor<64x64x!tessel.ptr<bf16>, #ld>, !tessel.shared<64x64xbf16, wgmma_b>
     %s0 = arith.addf %d0, %acc : tensor<64x64xf32, #acc>
     return %s0 : tensor<64x64xf32, #acc>
   }
@@ -77,10 +77,10 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32} {
   func.func @nested_and_unused(%a: tensor<64x64xbf16, #acc>, %acc: tensor<64x64xf32, #acc>, %c: i1,
                                %rb: tensor<64x64xbf16, #acc>) {
     %c0 = arith.constant 0 : i32
-    %ring = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<2x64x64xbf16>
-    %b0 = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %d0 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
-    %d1 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
+    %ring = tessel.local_alloc : !tessel.shared<2x64x64xbf16, wgmma_b>
+    %b0 = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %d0 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
+    %d1 = tessel.dot %a, %b0, %acc : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
     %r = tessel.dot %a, %rb, %acc : tensor<64x64xbf16, #acc>, tensor<64x64xbf16, #acc> -> tensor<64x64xf32, #acc>
     scf.if %c {
       %s = arith.addf %d0, %r : tensor<64x64xf32, #acc>

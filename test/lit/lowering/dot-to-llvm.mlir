@@ -111,9 +111,9 @@ module attributes {tessel.arch = "sm_90", tessel.num_warps = 1 : i32, tessel.sha
 #acc = #tessel.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.shared = 16384 : i32} {
   func.func @wgmma(%c: tensor<64x64xf32, #acc>, %p: tensor<64x64x!tessel.ptr<f32>, #acc>) {
-    %ra = tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "a"} : !tessel.shared<64x64xbf16>
-    %rb = tessel.local_alloc {offset = 8192 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<64x64xbf16>
-    %d = tessel.dot %ra, %rb, %c : !tessel.shared<64x64xbf16>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
+    %ra = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x64xbf16, wgmma_a>
+    %rb = tessel.local_alloc {offset = 8192 : i64} : !tessel.shared<64x64xbf16, wgmma_b>
+    %d = tessel.dot %ra, %rb, %c : !tessel.shared<64x64xbf16, wgmma_a>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
     tessel.store %p, %d : tensor<64x64x!tessel.ptr<f32>, #acc>
     return
   }
@@ -157,11 +157,11 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.sh
 module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.shared = 32768 : i32} {
   func.func @register_a(%a: tensor<64x64xbf16, #acc>, %c: tensor<64x64xf32, #acc>, %p: tensor<64x64x!tessel.ptr<f32>, #acc>) {
     %c0 = arith.constant 0 : i32
-    %ring = tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<2x64x64xbf16>
-    %b = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %d = tessel.dot %a, %b, %c : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
-    %bt = tessel.trans %b : !tessel.shared<64x64xbf16> -> !tessel.shared<64x64xbf16>
-    %e = tessel.dot %a, %bt, %d : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16> -> tensor<64x64xf32, #acc>
+    %ring = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<2x64x64xbf16, wgmma_b>
+    %b = tessel.local_index %ring[%c0] : !tessel.shared<2x64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %d = tessel.dot %a, %b, %c : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
+    %bt = tessel.trans %b : !tessel.shared<64x64xbf16, wgmma_b> -> !tessel.shared<64x64xbf16, wgmma_b>
+    %e = tessel.dot %a, %bt, %d : tensor<64x64xbf16, #acc>, !tessel.shared<64x64xbf16, wgmma_b> -> tensor<64x64xf32, #acc>
     tessel.store %p, %e : tensor<64x64x!tessel.ptr<f32>, #acc>
     return
   }

@@ -257,16 +257,16 @@ func.func @read_in_else(%c: i1, %p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<
 func.func @wgmma_fence(%p: tensor<128x64x!tessel.ptr<bf16>>, %q: tensor<64x128x!tessel.ptr<bf16>>,
                        %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %c0 = arith.constant 0 : i32
-  %ra = tessel.local_alloc {tessel.wgmma_operand = "a"} : !tessel.shared<1x128x64xbf16>
-  %rb = tessel.local_alloc {tessel.wgmma_operand = "b"} : !tessel.shared<1x64x128xbf16>
-  %a = tessel.local_index %ra[%c0] : !tessel.shared<1x128x64xbf16> -> !tessel.shared<128x64xbf16>
-  %b = tessel.local_index %rb[%c0] : !tessel.shared<1x64x128xbf16> -> !tessel.shared<64x128xbf16>
-  tessel.async_copy %p into %a : tensor<128x64x!tessel.ptr<bf16>>, !tessel.shared<128x64xbf16>
-  tessel.async_copy %q into %b : tensor<64x128x!tessel.ptr<bf16>>, !tessel.shared<64x128xbf16>
+  %ra = tessel.local_alloc : !tessel.shared<1x128x64xbf16, wgmma_a>
+  %rb = tessel.local_alloc : !tessel.shared<1x64x128xbf16, wgmma_b>
+  %a = tessel.local_index %ra[%c0] : !tessel.shared<1x128x64xbf16, wgmma_a> -> !tessel.shared<128x64xbf16, wgmma_a>
+  %b = tessel.local_index %rb[%c0] : !tessel.shared<1x64x128xbf16, wgmma_b> -> !tessel.shared<64x128xbf16, wgmma_b>
+  tessel.async_copy %p into %a : tensor<128x64x!tessel.ptr<bf16>>, !tessel.shared<128x64xbf16, wgmma_a>
+  tessel.async_copy %q into %b : tensor<64x128x!tessel.ptr<bf16>>, !tessel.shared<64x128xbf16, wgmma_b>
   tessel.async_commit
   tessel.async_wait {pending = 0 : i32}
-  %x = tessel.local_index %ra[%c0] : !tessel.shared<1x128x64xbf16> -> !tessel.shared<128x64xbf16>
-  %y = tessel.local_index %rb[%c0] : !tessel.shared<1x64x128xbf16> -> !tessel.shared<64x128xbf16>
-  %d = tessel.dot %x, %y, %acc : !tessel.shared<128x64xbf16>, !tessel.shared<64x128xbf16> -> tensor<128x128xf32>
+  %x = tessel.local_index %ra[%c0] : !tessel.shared<1x128x64xbf16, wgmma_a> -> !tessel.shared<128x64xbf16, wgmma_a>
+  %y = tessel.local_index %rb[%c0] : !tessel.shared<1x64x128xbf16, wgmma_b> -> !tessel.shared<64x128xbf16, wgmma_b>
+  %d = tessel.dot %x, %y, %acc : !tessel.shared<128x64xbf16, wgmma_a>, !tessel.shared<64x128xbf16, wgmma_b> -> tensor<128x128xf32>
   return %d : tensor<128x128xf32>
 }

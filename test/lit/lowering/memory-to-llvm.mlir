@@ -100,8 +100,8 @@ module attributes {tessel.num_warps = 1 : i32, tessel.shared = 320 : i32} {
 #cols = #tessel.slice<{dim = 0, parent = #ld}>
 module attributes {tessel.num_warps = 1 : i32, tessel.shared = 8192 : i32} {
   func.func @wgmma_ring(%base: !tessel.ptr<bf16> {tessel.divisibility = 16 : i32}, %i: i32) {
-    %ring = tessel.local_alloc {offset = 1024 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<2x16x64xbf16>
-    %buf = tessel.local_index %ring[%i] : !tessel.shared<2x16x64xbf16> -> !tessel.shared<16x64xbf16>
+    %ring = tessel.local_alloc {offset = 1024 : i64} : !tessel.shared<2x16x64xbf16, wgmma_b>
+    %buf = tessel.local_index %ring[%i] : !tessel.shared<2x16x64xbf16, wgmma_b> -> !tessel.shared<16x64xbf16, wgmma_b>
     %r = tessel.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #rows>
     %r2 = tessel.expand_dims %r {axis = 1 : i32} : tensor<16xi32, #rows> -> tensor<16x1xi32, #ld>
     %c64 = arith.constant dense<64> : tensor<16x1xi32, #ld>
@@ -113,7 +113,7 @@ module attributes {tessel.num_warps = 1 : i32, tessel.shared = 8192 : i32} {
     %o = arith.addi %rb, %cb : tensor<16x64xi32, #ld>
     %ps = tessel.splat %base : tensor<16x64x!tessel.ptr<bf16>, #ld>
     %p = tessel.addptr %ps, %o : tensor<16x64x!tessel.ptr<bf16>, #ld>, tensor<16x64xi32, #ld>
-    tessel.async_copy %p into %buf : tensor<16x64x!tessel.ptr<bf16>, #ld>, !tessel.shared<16x64xbf16>
+    tessel.async_copy %p into %buf : tensor<16x64x!tessel.ptr<bf16>, #ld>, !tessel.shared<16x64xbf16, wgmma_b>
     return
   }
 }

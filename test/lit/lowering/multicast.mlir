@@ -31,13 +31,13 @@
 // CHECK: %[[SIZE:.*]] = tessel.cluster_size : i32
 // CHECK: %[[PAIR:.*]] = arith.cmpi eq, %[[SIZE]], %c2
 // CHECK: %[[ACTIVE:.*]] = arith.andi %[[PAIR]], %[[SHARED]]
-// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>
+// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16, swizzled>
 // CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to %[[UB:.*]] step %{{.*}} iter_args(%{{.*}}, %[[READ:.*]] = %{{.*}}, %[[WRITE:.*]] = %{{.*}})
 // CHECK: tessel.dot
 // CHECK: %[[RELEASE_SLOT:.*]] = tessel.local_index %[[EMPTY]][%[[READ]]]
 // CHECK: tessel.cluster_release %[[RELEASE_SLOT]], %{{.*}} {ctas = 2 : i64}
 // CHECK: %[[WAIT_SLOT:.*]] = tessel.local_index %[[EMPTY]][%[[WRITE]]]
-// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] after %[[WAIT_SLOT]][%{{.*}}] if %{{.*}} {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
+// CHECK: tessel.tma_copy %{{.*}} whole_blocks %{{.*}} multicast %[[ACTIVE]] after %[[WAIT_SLOT]][%{{.*}}] if %{{.*}} {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x128xbf16, swizzled>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
 // CHECK: scf.yield
 // The release is the iteration's barrier before the copies: the one left is after the
 // wait for A's cp.async copies (read after write).

@@ -41,9 +41,9 @@
 #t = #tessel.blocked<{sizePerThread = [2, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
 module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.shared = 16384 : i32} {
   func.func @wgmma_tf32(%c: tensor<64x64xf32, #t>, %p: tensor<64x64x!tessel.ptr<f32>, #t>) {
-    %ra = tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "swizzled"} : !tessel.shared<64x32xf32>
-    %rb = tessel.local_alloc {offset = 8192 : i64, tessel.wgmma_operand = "swizzled"} : !tessel.shared<32x64xf32>
-    %d = tessel.dot %ra, %rb, %c {inputPrecision = "tf32"} : !tessel.shared<64x32xf32>, !tessel.shared<32x64xf32> -> tensor<64x64xf32, #t>
+    %ra = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x32xf32, swizzled>
+    %rb = tessel.local_alloc {offset = 8192 : i64} : !tessel.shared<32x64xf32, swizzled>
+    %d = tessel.dot %ra, %rb, %c {inputPrecision = "tf32"} : !tessel.shared<64x32xf32, swizzled>, !tessel.shared<32x64xf32, swizzled> -> tensor<64x64xf32, #t>
     tessel.store %p, %d : tensor<64x64x!tessel.ptr<f32>, #t>
     return
   }

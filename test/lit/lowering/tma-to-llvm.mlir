@@ -28,13 +28,13 @@
 module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.shared = 65536 : i32} {
   func.func @boxes(%ma: !llvm.ptr, %mb: !llvm.ptr, %row: i32, %col: i32, %pred: i1) {
     %c0 = arith.constant 0 : i32
-    %a = tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<64x128xbf16>
-    %b = tessel.local_alloc {offset = 16384 : i64, tessel.wgmma_operand = "b"} : !tessel.shared<64x192xbf16>
+    %a = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x128xbf16, wgmma_b>
+    %b = tessel.local_alloc {offset = 16384 : i64} : !tessel.shared<64x192xbf16, wgmma_b>
     %bars = tessel.local_alloc {offset = 49152 : i64} : !tessel.shared<1x1x1xi64>
     %bar = tessel.local_index %bars[%c0] : !tessel.shared<1x1x1xi64> -> !tessel.shared<1x1xi64>
     tessel.mbarrier_init %bar {count = 2 : i32} : !tessel.shared<1x1xi64>
-    tessel.tma_copy %ma[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<64x128xbf16>, !tessel.shared<1x1xi64>
-    tessel.tma_copy %mb[%row, %col] into %b, %bar, %pred : !llvm.ptr, !tessel.shared<64x192xbf16>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %ma[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<64x128xbf16, wgmma_b>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %mb[%row, %col] into %b, %bar, %pred : !llvm.ptr, !tessel.shared<64x192xbf16, wgmma_b>, !tessel.shared<1x1xi64>
     tessel.mbarrier_wait %bar, %c0 : !tessel.shared<1x1xi64>
     tessel.mbarrier_wait %bar, %c0 {cluster} : !tessel.shared<1x1xi64>
     return
@@ -69,10 +69,10 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.sh
 module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.shared = 65536 : i32} {
   func.func @a_rows(%ma: !llvm.ptr, %row: i32, %col: i32, %pred: i1) {
     %c0 = arith.constant 0 : i32
-    %a = tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "a"} : !tessel.shared<128x64xbf16>
+    %a = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<128x64xbf16, wgmma_a>
     %bars = tessel.local_alloc {offset = 49152 : i64} : !tessel.shared<1x1x1xi64>
     %bar = tessel.local_index %bars[%c0] : !tessel.shared<1x1x1xi64> -> !tessel.shared<1x1xi64>
-    tessel.tma_copy %ma[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %ma[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16, wgmma_a>, !tessel.shared<1x1xi64>
     return
   }
 }
@@ -113,11 +113,11 @@ module attributes {tessel.arch = "sm_90a", tessel.num_warps = 4 : i32, tessel.sh
   func.func @multicast(%mb: !llvm.ptr, %row: i32, %col: i32, %pred: i1, %whole: i1, %mc: i1, %phase: i32, %w: i1) {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
-    %b = tessel.local_alloc {offset = 0 : i64, tessel.wgmma_operand = "swizzled"} : !tessel.shared<64x256xbf16>
+    %b = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x256xbf16, swizzled>
     %bars = tessel.local_alloc {offset = 49152 : i64} : !tessel.shared<2x1x1xi64>
     %bar = tessel.local_index %bars[%c0] : !tessel.shared<2x1x1xi64> -> !tessel.shared<1x1xi64>
     %empty = tessel.local_index %bars[%c1] : !tessel.shared<2x1x1xi64> -> !tessel.shared<1x1xi64>
-    tessel.tma_copy %mb[%row, %col] into %b, %bar, %pred whole_blocks %whole multicast %mc after %empty[%phase] if %w {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x256xbf16>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %mb[%row, %col] into %b, %bar, %pred whole_blocks %whole multicast %mc after %empty[%phase] if %w {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<64x256xbf16, swizzled>, !tessel.shared<1x1xi64>, !tessel.shared<1x1xi64>
     tessel.cluster_release %empty, %pred {ctas = 4 : i64} : !tessel.shared<1x1xi64>
     return
   }

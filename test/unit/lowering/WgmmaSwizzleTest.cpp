@@ -111,11 +111,11 @@ protected:
 
   /// The offset the lowering computes for element (row, col) of a tile: built once
   /// on the function's two arguments, evaluated per element.
-  std::function<int64_t(int64_t, int64_t)> offsets(StringRef operand, int64_t rows,
+  std::function<int64_t(int64_t, int64_t)> offsets(tessel::SharedLayout layout, int64_t rows,
                                                    int64_t cols, unsigned warps,
                                                    unsigned elementBytes) {
     Block &body = module.lookupSymbol<func::FuncOp>("offsets").front();
-    Value v = tessel::getWgmmaSharedOffset(builder, loc, operand, body.getArgument(0),
+    Value v = tessel::getWgmmaSharedOffset(builder, loc, layout, body.getArgument(0),
                                            body.getArgument(1), rows, cols, warps,
                                            elementBytes);
     return [v](int64_t row, int64_t col) { return evaluate(v, row, col); };
@@ -147,7 +147,7 @@ TEST_F(WgmmaSwizzle, OperandA) {
   for (unsigned warps : {4u, 8u})
     for (int64_t rows : {int64_t(16 * warps), int64_t(64 * warps)}) {
       std::set<int64_t> seen;
-      auto offset = offsets("a", rows, 64, warps, 2);
+      auto offset = offsets(tessel::SharedLayout::WgmmaA, rows, 64, warps, 2);
       for (int64_t t = 0; t < rows; ++t)
         for (int64_t c = 0; c < 64; ++c) {
           int64_t expected = swizzle128B(sharedRowOfA(t, rows, warps) * 128 + c * 2);
@@ -159,28 +159,28 @@ TEST_F(WgmmaSwizzle, OperandA) {
     }
 }
 
-// B and "swizzled" (the same layout): 64-column (128-byte) blocks of K rows, each
+// wgmma_b and swizzled (the same layout): 64-column (128-byte) blocks of K rows, each
 // 8-row group one 1024-byte swizzle atom. f16 (64 columns per block) and f32/tf32 (32).
 TEST_F(WgmmaSwizzle, OperandB) {
-  for (StringRef operand : {StringRef("b"), StringRef(tessel::kSwizzledOperand)})
+  for (tessel::SharedLayout layout : {tessel::SharedLayout::WgmmaB, tessel::SharedLayout::Swizzled})
     for (unsigned bytes : {2u, 4u})
       for (int64_t rows : {int64_t(32), int64_t(64)}) {
         int64_t cols = 2 * 128 / bytes;
-        auto offset = offsets(operand, rows, cols, 4, bytes);
+        auto offset = offsets(layout, rows, cols, 4, bytes);
         for (int64_t k = 0; k < rows; ++k)
           for (int64_t n = 0; n < cols; ++n)
             ASSERT_EQ(offset(k, n),
                       swizzle128B(blockedAddress(k, n, rows, bytes)))
-                << operand.str() << " " << bytes << "-byte elements, " << rows
+                << tessel::stringifySharedLayout(layout).str() << " " << bytes << "-byte elements, " << rows
                 << " rows, element (" << k << ", " << n << ")";
       }
 }
 
-// "interleaved" (tf32 mma.sync's B): row k sits at 2 (k % 4) + (k % 8) / 4 of its group
+// interleaved (tf32 mma.sync's B): row k sits at 2 (k % 4) + (k % 8) / 4 of its group
 // of 8, then the same swizzle.
 TEST_F(WgmmaSwizzle, InterleavedRows) {
   int64_t rows = 32, cols = 64;
-  auto offset = offsets(tessel::kInterleavedOperand, rows, cols, 4, 4);
+  auto offset = offsets(tessel::SharedLayout::Interleaved, rows, cols, 4, 4);
   for (int64_t k = 0; k < rows; ++k)
     for (int64_t n = 0; n < cols; ++n)
       ASSERT_EQ(offset(k, n),
@@ -198,14 +198,14 @@ TEST(WgmmaBoxOffset, MatchesTheElementPlacement) {
   for (unsigned warps : {4u, 8u}) {
     int64_t rows = 32 * warps;
     for (int64_t row = 0; row < rows; row += 8)
-      EXPECT_EQ(tessel::getWgmmaBoxOffset("a", row, 0, rows, warps, 2),
+      EXPECT_EQ(tessel::getWgmmaBoxOffset(tessel::SharedLayout::WgmmaA, row, 0, rows, warps, 2),
                 sharedRowOfA(row, rows, warps) * 128)
           << "A, " << warps << " warps, row " << row;
   }
   for (unsigned bytes : {2u, 4u})
     for (int64_t rows : {int64_t(32), int64_t(64)})
       for (int64_t col = 0; col < 4 * 128 / int64_t(bytes); col += 128 / bytes)
-        EXPECT_EQ(tessel::getWgmmaBoxOffset("b", 0, col, rows, 4, bytes),
+        EXPECT_EQ(tessel::getWgmmaBoxOffset(tessel::SharedLayout::WgmmaB, 0, col, rows, 4, bytes),
                   blockedAddress(0, col, rows, bytes))
             << "B, " << bytes << "-byte elements, " << rows << " rows, column " << col;
 }
