@@ -297,3 +297,17 @@ void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                                   MLIRContext *context) {
   patterns.add<FoldConvertOfConvert, RematerializeInTargetLayout>(context);
 }
+
+LogicalResult WarpSpecializeOp::verify() {
+  if (getProducerWarps() % 4 != 0)
+    return emitOpError("producer_warps must be whole warpgroups (a multiple of 4)");
+  int32_t producer = getProducerRegisters(), consumer = getConsumerRegisters();
+  if (producer == 0 && consumer == 0)
+    return success();
+  auto valid = [](int32_t count) { return count >= 24 && count <= 256 && count % 8 == 0; };
+  if (!valid(producer) || !valid(consumer))
+    return emitOpError("register counts for setmaxnreg must be multiples of 8 from 24 to 256");
+  if (producer > consumer)
+    return emitOpError("the producer gives registers to the consumers, not the other way");
+  return success();
+}

@@ -469,4 +469,56 @@ def Tessel_ClusterReleaseOp : Tessel_Op<"cluster_release"> {
   let assemblyFormat = "$barrier `,` $pred attr-dict `:` qualified(type($barrier))";
 }
 
+def Tessel_MBarrierArriveOp : Tessel_Op<"mbarrier_arrive"> {
+  let summary = "One thread of each warp arrives on an mbarrier";
+  let description = [{
+    Where `pred` holds, lane 0 of each warp that runs it arrives on `barrier`
+    (`mbarrier.arrive`, release at CTA scope): the warp's reads before it, wgmma's
+    included once waited for, happen before the phase completes. The consumers of a
+    warp-specialized loop release a ring slot this way; the barrier expects one arrival
+    per consumer warp.
+
+    ```mlir
+    tessel.mbarrier_arrive %empty, %pred : !tessel.shared<1x1xi64>
+    ```
+  }];
+  let arguments = (ins Tessel_SharedType:$barrier, I1:$pred);
+  let assemblyFormat = "$barrier `,` $pred attr-dict `:` qualified(type($barrier))";
+}
+
+//===----------------------------------------------------------------------===//
+// Warp specialization (made by -tessel-software-pipeline with warp-specialize)
+//===----------------------------------------------------------------------===//
+
+def Tessel_WarpSpecializeOp : Tessel_Op<"warp_specialize",
+    [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "Run one region in producer warps and another in the consumer warps";
+  let description = [{
+    The program's warps split in two partitions: the module's `tessel.num_warps` consumer
+    warps (0 .. num_warps - 1, the warps every layout is made for) run `consumers`; the
+    `producer_warps` warps after them run `producer`. They meet again after the op. The
+    producer issues copies into rings and the consumers compute on them; they hand slots
+    over through mbarriers only (full barriers the copies complete, empty barriers the
+    consumers arrive on), never through `bar.sync 0`: a barrier inside a partition
+    synchronizes that partition alone (a named barrier).
+
+    With `consumer_registers` > 0, each partition first sets its register count with
+    `setmaxnreg` (the producer down to `producer_registers`, the consumers up): the
+    producer only issues copies, and the consumers' registers hold the accumulators.
+
+    ```mlir
+    tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 24 : i32, consumer_registers = 240 : i32} producer {
+      ...
+    } consumers {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<1>]>:$producer_warps,
+                       I32Attr:$producer_registers, I32Attr:$consumer_registers);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
+  let assemblyFormat = "attr-dict `producer` $producer `consumers` $consumers";
+  let hasVerifier = 1;
+}
+
 #endif // TESSEL_OPS_TD

@@ -66,6 +66,8 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
       return converter.isSignatureLegal(func.getFunctionType());
     });
     target.addLegalOp<ModuleOp, func::ReturnOp>();
+    // Its regions are lowered in place; the op itself once they are (below).
+    target.addLegalOp<WarpSpecializeOp>();
 
     RewritePatternSet patterns(ctx);
     populateElementwiseToLLVMPatterns(converter, patterns);
@@ -79,6 +81,7 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    lowerWarpSpecializeOps(module);
 
     // Facts only the lowering needed; LLVM would not know these attributes.
     for (auto func : module.getOps<func::FuncOp>())

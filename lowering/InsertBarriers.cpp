@@ -247,6 +247,16 @@ void walkOp(Operation *op, HazardState &state) {
     state.join(elseState);
     return;
   }
+  // The partitions run side by side and hand buffers over through mbarriers: each
+  // starts from the state before, and the program joins them after.
+  if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {
+    HazardState producer = state, consumers = state;
+    walkBlock(ws.getProducer().front(), producer);
+    walkBlock(ws.getConsumers().front(), consumers);
+    state = producer;
+    state.join(consumers);
+    return;
+  }
   for (Region &region : op->getRegions())
     for (Block &nested : region)
       walkBlock(nested, state);

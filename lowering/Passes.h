@@ -4,6 +4,7 @@
 
 #include "dialect/TesselDialect.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Pass/Pass.h"
@@ -31,6 +32,8 @@ struct LoweringOptions {
   unsigned multicastB = 1;
   /// Run -tessel-async-dots (register-A wgmma dots wait at their result's first use).
   bool asyncDots = true;
+  /// Warp-specialize pipelined loops whose loads all come by TMA (a producer warpgroup).
+  bool warpSpecialize = false;
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

@@ -69,6 +69,10 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
            "Programs (2, 4 or 8; 1: none) launched as a cluster that share one fetch of a "
            "bulk-copied B tile of whole column blocks (TMA multicast), where the kernel "
            "can test that consecutive program ids copy the same tile">,
+    Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"false",
+           "Where every load of a loop comes by the bulk tensor engine and its dots stay in "
+           "flight: a producer warpgroup copies, the num_warps consumer warps compute "
+           "(tessel.warp_specialize)">,
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];
@@ -126,7 +130,8 @@ def ConvertTesselToLLVM : Pass<"convert-tessel-to-llvm", "ModuleOp"> {
     conversions.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect"];
 }
 
 def TesselMarkKernelEntries : Pass<"tessel-mark-kernel-entries", "ModuleOp"> {

@@ -1,5 +1,6 @@
 //===- TileToLLVMUtils.cpp - thread ids, coordinates, shuffles, scratch ---===//
 #include "lowering/TileToLLVMUtils.h"
+#include "dialect/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -141,7 +142,32 @@ Value mlir::tessel::getSharedMemoryBase(OpBuilder &b, Location loc) {
                                    kSharedMemoryName);
 }
 
-void mlir::tessel::createBarrier(OpBuilder &b, Location loc) { NVVM::Barrier0Op::create(b, loc); }
+WarpPartition mlir::tessel::getWarpPartition(Block *block) {
+  Operation *op = block ? block->getParentOp() : nullptr;
+  Region *region = block ? block->getParent() : nullptr;
+  for (; op; region = op->getParentRegion(), op = op->getParentOp()) {
+    auto ws = dyn_cast<WarpSpecializeOp>(op);
+    if (!ws)
+      continue;
+    unsigned consumers = getNumWarps(ws);
+    if (region == &ws.getProducer())
+      return {consumers, unsigned(ws.getProducerWarps()), 2};
+    return {0, consumers, 1};
+  }
+  return {};
+}
+
+void mlir::tessel::createBarrier(OpBuilder &b, Location loc) {
+  WarpPartition partition = getWarpPartition(b.getInsertionBlock());
+  if (partition.barrierId == 0) {
+    NVVM::Barrier0Op::create(b, loc);
+    return;
+  }
+  createInlinePtx(b, loc, Type(), ValueRange(),
+                  "bar.sync " + std::to_string(partition.barrierId) + ", " +
+                      std::to_string(partition.numWarps * 32) + ";",
+                  "");
+}
 
 void mlir::tessel::createAsyncProxyFence(OpBuilder &b, Location loc) {
   createInlinePtx(b, loc, Type(), ValueRange(), "fence.proxy.async.shared::cta;", "");

@@ -53,6 +53,20 @@ LLVM::InlineAsmOp createInlinePtx(OpBuilder &b, Location loc, Type resultType,
 
 /// Base address (addrspace 3) of the kernel's shared scratch.
 Value getSharedMemoryBase(OpBuilder &b, Location loc);
+
+/// The warps that run code at a point: all the program's, or one partition of a
+/// tessel.warp_specialize (the consumers are warps 0 .. num_warps - 1, the producer the
+/// warps after them). A partition's barriers are named barriers of its own.
+struct WarpPartition {
+  unsigned firstWarp = 0, numWarps = 0;
+  unsigned barrierId = 0; // 0: the whole program (bar.sync 0)
+};
+/// The partition of the code at `block` (the innermost tessel.warp_specialize region
+/// around it), or the whole program's warps.
+WarpPartition getWarpPartition(Block *block);
+
+/// A barrier for the warps that run the code at `b`'s insertion point: `bar.sync 0`, or
+/// inside a partition of a tessel.warp_specialize its named barrier.
 void createBarrier(OpBuilder &b, Location loc);
 
 /// `fence.proxy.async.shared::cta`: this thread's shared-memory writes become visible to
@@ -73,6 +87,9 @@ void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePattern
 void populateDotToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTransToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTmaToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+/// Turns each tessel.warp_specialize (legal during the tile lowering) into branches on the
+/// warp, once the ops inside it are lowered (WarpSpecializeToLLVM.cpp).
+void lowerWarpSpecializeOps(ModuleOp module);
 
 /// Which warp issues which box of the bulk copies: numbers each block's boxes in order
 /// (the `tessel.first_box` of each `tessel.tma_copy`); run before the conversion.

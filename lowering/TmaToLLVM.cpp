@@ -94,7 +94,12 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       return rewriter.notifyMatchFailure(op, "bulk copies write wgmma operand buffers only");
     int64_t rows = dst.getShape()[0], cols = dst.getShape()[1];
     int64_t elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
+    // The warps that run the copy deal its boxes: the program's, or a warp-specialized
+    // producer's (warps firstWarp ..).
+    WarpPartition partition = getWarpPartition(op->getBlock());
+    // (The tile's layout is made for the program's num_warps: numWarps, not dealWarps.)
     unsigned numWarps = getNumWarps(op);
+    unsigned dealWarps = partition.numWarps ? partition.numWarps : numWarps;
     int64_t firstBox = 0;
     if (auto attr = op->getAttrOfType<IntegerAttr>(kFirstBoxAttr))
       firstBox = attr.getInt();
@@ -102,15 +107,17 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     // which lets ptxas issue the copy from uniform registers without a loop over lanes)
     // issues the boxes whose index among the block's copies is w modulo the warps (the
     // first of them also announces the tile's bytes); the other warps branch past them.
+    std::string firstWarp =
+        partition.firstWarp ? "sub.u32 w, w, " + std::to_string(partition.firstWarp) + ";\n" : "";
     std::string text = "{\n.reg .pred p, q;\n.reg .b32 t, w, rr, cc, zz, bb;\nmov.u32 t, %tid.x;\n"
-                       "shr.u32 w, t, 5;\nmov.b32 zz, 0;\n"
+                       "shr.u32 w, t, 5;\n" + firstWarp + "mov.b32 zz, 0;\n"
                        "elect.sync _|p, 0xffffffff;\nand.pred p, p, $5;\n";
     // An "interleaved" tile comes through a rank-4 map (columns, k / 4 % 2, k % 4, k / 8;
     // runtime/Kernel.cpp) that writes its rows in that order.
     bool interleaved = layout == SharedLayout::Interleaved;
     int64_t index = 0;
     auto box = [&](int64_t rowOffset, int64_t colOffset, int64_t dstOffset) {
-      int64_t warp = (firstBox + index) % numWarps;
+      int64_t warp = (firstBox + index) % dealWarps;
       std::string skip = "TESSEL_TMA_${:uid}_" + std::to_string(index);
       text += llvm::formatv("setp.ne.u32 q, w, {0};\n@q bra.uni {1};\n", warp, skip).str();
       if (index++ == 0)
@@ -147,7 +154,7 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                             "setp.ne.u32 q, w, {0};\n@q bra.uni TESSEL_TMA_${{:uid}_END;\n"
                             "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$4], {1};\n"
                             "shr.s32 bb, $2, {2};\n",
-                            firstBox % numWarps, rows * cols * elementBytes,
+                            firstBox % dealWarps, rows * cols * elementBytes,
                             llvm::Log2_64(perBlock))
                   .str();
       // One box of `pieces` column blocks from block `bb` into `dst` (+ `multicast`).
@@ -244,6 +251,20 @@ struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
   }
 };
 
+/// Lane 0 of the warp (where $1) arrives on the mbarrier at $0, releasing the warp's reads.
+struct MBarrierArriveLowering : OpConversionPattern<MBarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MBarrierArriveOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Value bar = sharedAddress(rewriter, op.getLoc(), adaptor.getBarrier().front());
+    std::string text = "{\n.reg .pred p;\n.reg .b32 l;\nmov.u32 l, %laneid;\n"
+                       "setp.eq.and.u32 p, l, 0, $1;\n"
+                       "@p mbarrier.arrive.release.cta.shared::cta.b64 _, [$0];\n}";
+    return replaceWithPtx(rewriter, op, ValueRange{bar, adaptor.getPred().front()}, text,
+                          "r,b");
+  }
+};
+
 /// bar.sync, then thread 0 (where $1) arrives on the mbarrier at $0's place in each other
 /// program of the cluster (mapa: the same shared offset in program r ^ q).
 struct ClusterReleaseLowering : OpConversionPattern<ClusterReleaseOp> {
@@ -292,5 +313,5 @@ void mlir::tessel::assignTmaIssuers(ModuleOp module) {
 void mlir::tessel::populateTmaToLLVMPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
   patterns.add<MBarrierInitLowering, TmaCopyLowering, MBarrierWaitLowering,
-               ClusterReleaseLowering, ClusterSizeLowering>(converter, patterns.getContext());
+               MBarrierArriveLowering, ClusterReleaseLowering, ClusterSizeLowering>(converter, patterns.getContext());
 }

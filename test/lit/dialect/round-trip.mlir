@@ -76,3 +76,18 @@ func.func @shared_layouts(%a: !tessel.shared<3x128x64xbf16, wgmma_a>, %b: !tesse
   %x = tessel.local_index %a[%i] : !tessel.shared<3x128x64xbf16, wgmma_a> -> !tessel.shared<128x64xbf16, wgmma_a>
   return
 }
+
+// Warp specialization: partitions and the consumers' release of a slot.
+// CHECK-LABEL: func.func @partitions
+// CHECK: tessel.warp_specialize {consumer_registers = 240 : i32, producer_registers = 24 : i32, producer_warps = 4 : i32} producer {
+// CHECK: tessel.mbarrier_wait
+// CHECK: } consumers {
+// CHECK: tessel.mbarrier_arrive %{{.*}}, %{{.*}} : !tessel.shared<1x1xi64>
+func.func @partitions(%bar: !tessel.shared<1x1xi64>, %phase: i32, %p: i1) {
+  tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 24 : i32, consumer_registers = 240 : i32} producer {
+    tessel.mbarrier_wait %bar, %phase : !tessel.shared<1x1xi64>
+  } consumers {
+    tessel.mbarrier_arrive %bar, %p : !tessel.shared<1x1xi64>
+  }
+  return
+}

@@ -79,3 +79,33 @@ func.func @trans_changes_layout(%buf: !tessel.shared<64x64xbf16, wgmma_b>,
   %d = tessel.dot %a, %t, %c : tensor<64x64xbf16>, !tessel.shared<64x64xbf16, swizzled> -> tensor<64x64xf32>
   return
 }
+
+// -----
+
+func.func @producer_not_a_warpgroup() {
+  // expected-error @+1 {{producer_warps must be whole warpgroups (a multiple of 4)}}
+  tessel.warp_specialize {producer_warps = 2 : i32, producer_registers = 0 : i32, consumer_registers = 0 : i32} producer {
+  } consumers {
+  }
+  return
+}
+
+// -----
+
+func.func @registers_not_multiple_of_8() {
+  // expected-error @+1 {{register counts for setmaxnreg must be multiples of 8 from 24 to 256}}
+  tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 20 : i32, consumer_registers = 240 : i32} producer {
+  } consumers {
+  }
+  return
+}
+
+// -----
+
+func.func @registers_the_wrong_way() {
+  // expected-error @+1 {{the producer gives registers to the consumers, not the other way}}
+  tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 240 : i32, consumer_registers = 24 : i32} producer {
+  } consumers {
+  }
+  return
+}
