@@ -155,6 +155,7 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
       v.entry = kernel.name;
       v.divisibleBy16.assign(spec.divisibleBy16.begin(), spec.divisibleBy16.end());
       v.tensorMaps = out.tensorMaps;
+      v.producerWarps = out.producerWarps;
       std::string ptxasError;
       if (!ptxas.empty() && !assembleCubin(ptxas, out.ptx, v.arch, v.cubin, ptxasError)) {
         diags.error(kernel.nameRange, "config " + std::to_string(c) + " of '" + kernel.name +

@@ -136,7 +136,8 @@ VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
   mlir::PassManager pm(&context_);
   mlir::tessel::buildTesselToLLVMPipeline(
       pm, mlir::tessel::LoweringOptions{spec.numWarps, options_.tmaOperands, options_.mmaTmaOperands,
-                                        options_.multicastB, options_.asyncDots});
+                                        options_.multicastB, options_.asyncDots,
+                                        options_.warpSpecialize});
   if (mlir::failed(pm.run(*module))) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");
@@ -146,6 +147,8 @@ VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
   if (auto attr = (*module)->getAttrOfType<mlir::IntegerAttr>("tessel.shared"))
     out.sharedBytes = attr.getInt();
   out.tensorMaps = tensorMapsOf(*module);
+  if (auto attr = (*module)->getAttrOfType<mlir::IntegerAttr>("tessel.producer_warps"))
+    out.producerWarps = int(attr.getInt());
   if (stage == Stage::LLVMDialect) {
     out.text = print(*module);
     out.ok = true;

@@ -29,6 +29,8 @@ struct VariantOutput {
   std::vector<ParamInfo> params;
   /// Bulk-copy tensor maps the runtime encodes (parameters after `params`).
   std::vector<TensorMapSpec> tensorMaps;
+  /// Warps of the producer partition (warp-specialized kernels; 0: none).
+  int producerWarps = 0;
   /// Where the time went (the stages that ran).
   StageTimes times;
 };

@@ -28,7 +28,11 @@ struct TesselMarkKernelEntriesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    unsigned threads = getNumWarps(module) * 32;
+    // A warp-specialized program also runs its producer warps.
+    unsigned producerWarps = 0;
+    if (auto attr = module->getAttrOfType<IntegerAttr>("tessel.producer_warps"))
+      producerWarps = unsigned(attr.getInt());
+    unsigned threads = (getNumWarps(module) + producerWarps) * 32;
     unsigned smemBlocks = blocksBySharedMemory(module);
     for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
       if (!func->hasAttr("tessel.kernel"))

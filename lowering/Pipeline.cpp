@@ -22,6 +22,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   pipelineOptions.tmaOperands = options.tmaOperands;
   pipelineOptions.mmaTmaOperands = options.mmaTmaOperands;
   pipelineOptions.multicastB = options.multicastB;
+  pipelineOptions.warpSpecialize = options.warpSpecialize;
   pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

@@ -237,6 +237,29 @@ SharedLayout ringLayout(const PipelinePlan &p, LoadOp load, unsigned numWarps,
   return SharedLayout::Swizzled;
 }
 
+/// Whether the values the copies of `loop` need from outside it (its bounds, the
+/// operands of their address slice) come from pure, region-free ops of the function's
+/// body, which a producer partition can compute again for itself.
+bool producerCanRecompute(scf::ForOp loop, const PipelinePlan &p) {
+  if (!isa<func::FuncOp>(loop->getParentOp()))
+    return false;
+  SmallVector<Value> worklist{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  for (Operation *op : p.slice)
+    for (Value operand : op->getOperands())
+      if (!loop->isAncestor(operand.getParentBlock()->getParentOp()))
+        worklist.push_back(operand);
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return false;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return true;
+}
+
 } // namespace
 
 /// Whether `load` feeds a dot as its A operand.
@@ -252,6 +275,7 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
                                                    const PipelineOptions &options) {
   PipelinePlan p;
   p.stages = stages;
+  p.numWarps = numWarps;
   std::optional<int64_t> constantStep = getConstantIntValue(loop.getStep());
   if (!constantStep || *constantStep <= 0)
     return std::nullopt;
@@ -301,5 +325,8 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
   // stages first, or they would be requested just before they are needed (+14%).
   // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
   p.copiesLast = p.mmaPath && p.asyncDots.empty() && (p.anyCpAsync || stages > 2);
+  p.warpSpecialize = options.warpSpecialize && options.multicastB <= 1 && !p.anyCpAsync &&
+                     !p.asyncDots.empty() && numWarps % 4 == 0 &&
+                     numWarps + kProducerWarps <= 32 && producerCanRecompute(loop, p);
   return p;
 }

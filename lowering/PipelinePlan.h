@@ -24,10 +24,12 @@ namespace mlir::tessel::pipeline {
 struct PipelineOptions {
   StringRef tmaOperands, mmaTmaOperands;
   unsigned multicastB;
+  bool warpSpecialize = false;
 };
 
 struct PipelinePlan {
   unsigned stages = 0;
+  unsigned numWarps = 0;
   int64_t step = 0; // the loop's constant step
   /// The ops of the body that compute the loads' addresses (cloned for the copies).
   llvm::SetVector<Operation *> slice;
@@ -42,7 +44,15 @@ struct PipelinePlan {
   bool copiesLast = false; // the in-loop copies go after the dots
   unsigned distance = 0;   // iterations copied ahead
   unsigned tmaCount = 0;   // loads copied by the bulk tensor engine
+  /// Producer warps issue the copies and the numWarps consumer warps compute
+  /// (tessel.warp_specialize): every load by the bulk tensor engine, the dots in flight,
+  /// the loop at the function's top level and what its copies need computable again
+  /// by the producer (pure ops of the function's body).
+  bool warpSpecialize = false;
 };
+
+/// Warps of a warp-specialized program's producer: one warpgroup.
+inline constexpr unsigned kProducerWarps = 4;
 
 /// The plan for `loop` with `stages` slots per ring; none when the loop has nothing to
 /// pipeline.

@@ -103,6 +103,9 @@ public:
 
   LogicalResult allocate();
   LogicalResult rewrite();
+  /// Warp specialization (plan.warpSpecialize): a producer partition copies every
+  /// iteration into the rings, the consumers compute (WarpSpecialize below).
+  LogicalResult rewriteSpecialized();
 
 private:
   Value constant(OpBuilder &b, Type type, int64_t v) const {
@@ -113,6 +116,8 @@ private:
   LogicalResult allocateTensorMaps();
   /// Copies of iteration `iv` into `slot` of every ring, as one commit group.
   void emitCopies(OpBuilder &b, Value iv, Value slot);
+  /// The producer's loop: wait for a slot's release, copy an iteration into it.
+  void emitProducerLoop(OpBuilder &b);
   /// The parity of the phase a slot's mbarrier completes for iteration j - `back`.
   Value phaseParity(int64_t back);
   /// Multicast: releases this iteration's slot and sets up the wait for the next one.
@@ -135,6 +140,8 @@ private:
   SmallVector<Value> multicasts;  // i1: the cluster copies the same tile (null: no multicast)
   Value active;  // i1: the copies are shared now (a cluster of multicastB, same tiles)
   Value empties; // the slots' "empty" mbarriers (multicast)
+  Value consumed; // warp specialization: the consumers release the slots on these
+  Operation *setupEnd = nullptr; // the barrier after the mbarriers' initialisation
 
   // rewrite()
   SmallVector<Value, 3> emptyWait; // in the loop: the empty mbarrier, phase and condition
@@ -153,7 +160,12 @@ Value LoopPipeliner::barrierRing(unsigned count) {
 
 LogicalResult LoopPipeliner::allocate() {
   MLIRContext *ctx = rewriter.getContext();
-  rewriter.setInsertionPoint(loop);
+  // A warp-specialized program sets up its rings and mbarriers first, for both
+  // partitions.
+  if (plan.warpSpecialize)
+    rewriter.setInsertionPointToStart(loop->getBlock());
+  else
+    rewriter.setInsertionPoint(loop);
   for (auto [load, layout] : llvm::zip(plan.loads, plan.ringLayouts)) {
     auto type = cast<RankedTensorType>(load.getType());
     SmallVector<int64_t> shape{int64_t(plan.stages)};
@@ -179,9 +191,13 @@ LogicalResult LoopPipeliner::allocateTensorMaps() {
   MLIRContext *ctx = rewriter.getContext();
   unsigned multicastB = options.multicastB;
   barriers = barrierRing(plan.tmaCount);
+  // One arrival per consumer warp releases a slot.
+  if (plan.warpSpecialize)
+    consumed = barrierRing(plan.numWarps);
   // A cluster barrier where copies are multicast: the other programs' copies signal
   // this one's mbarriers.
   auto initialised = BarrierOp::create(rewriter, loc);
+  setupEnd = initialised;
   auto func = loop->getParentOfType<func::FuncOp>();
   ModuleOp module = func->getParentOfType<ModuleOp>();
   SmallVector<Attribute> recipes;
@@ -426,6 +442,152 @@ LogicalResult LoopPipeliner::rewrite() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Warp specialization
+//
+// The function's body after the setup (rings, mbarriers, the barrier after their
+// initialisation) becomes the consumers' region of a tessel.warp_specialize: its loop
+// waits for slot j % S's copies (full mbarrier, parity (j / S) & 1), issues the dots,
+// and once the dots of iteration j - 1 have retired (after the last dot_wait {1})
+// releases slot (j - 1) % S: one arrival per consumer warp on its "consumed" mbarrier.
+// The producer's region runs the same iterations, each waiting for its slot's release
+// from the round before (parity ((j / S) & 1) ^ 1, which a fresh mbarrier passes at
+// once: the first S iterations do not wait) and copying into it. What the copies need
+// from the consumers' code (bounds, addresses) the producer computes again: pure ops,
+// cloned (PipelinePlan.cpp checked). The registers move from the producer (it only
+// issues copies) to the consumers.
+//===----------------------------------------------------------------------===//
+
+/// setmaxnreg counts for `consumerWarps` consumer warps and one producer warpgroup:
+/// the per-thread budget the block size allows (ptxas allocates it at entry when the
+/// kernel reallocates), the producer down to the smallest count from 24 that gives each
+/// consumer warpgroup a multiple of 8 more; {0, 0} (no reallocation) for one consumer
+/// warpgroup, which has its 255 already. FlashAttention-3's 24/240 (two consumer
+/// warpgroups) and 32/160 (three) come out of it.
+static std::pair<int32_t, int32_t> registerCounts(unsigned consumerWarps) {
+  unsigned groups = consumerWarps / 4;
+  if (groups < 2)
+    return {0, 0};
+  int32_t entry = int32_t(65536 / ((consumerWarps + kProducerWarps) * 32)) / 8 * 8;
+  entry = std::min(entry, 248);
+  for (int32_t producer = 24; producer < entry; producer += 8)
+    if ((entry - producer) % int32_t(8 * groups) == 0) {
+      int32_t consumer = entry + (entry - producer) / int32_t(groups);
+      if (consumer <= 256)
+        return {producer, consumer};
+    }
+  return {0, 0};
+}
+
+void LoopPipeliner::emitProducerLoop(OpBuilder &b) {
+  auto producerLoop = scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
+                                         loop.getStep());
+  OpBuilder body = OpBuilder::atBlockBegin(producerLoop.getBody());
+  Value iv = producerLoop.getInductionVar();
+  Value j = arith::SubIOp::create(body, loc, iv, loop.getLowerBound());
+  j = arith::DivUIOp::create(body, loc, j, constant(body, ivType, plan.step));
+  Value round = arith::DivUIOp::create(body, loc, j, constant(body, ivType, plan.stages));
+  Value slot = arith::RemUIOp::create(body, loc, j, constant(body, ivType, plan.stages));
+  Value parity = arith::AndIOp::create(body, loc, round, constant(body, ivType, 1));
+  parity = arith::XOrIOp::create(body, loc, parity, constant(body, ivType, 1));
+  if (ivType != i32) {
+    slot = arith::TruncIOp::create(body, loc, i32, slot);
+    parity = arith::TruncIOp::create(body, loc, i32, parity);
+  }
+  MBarrierWaitOp::create(body, loc, slotOf(body, loc, consumed, slot), parity);
+  emitCopies(body, iv, slot);
+}
+
+/// Clones into `block` (before its first op) the ops outside `region` that the ops in
+/// `block` use and that are defined in `from`, operands first, and redirects the uses.
+static LogicalResult recomputeIn(Block *block, Region &from) {
+  IRMapping mapping;
+  OpBuilder b = OpBuilder::atBlockBegin(block);
+  std::function<LogicalResult(Value)> materialize = [&](Value v) -> LogicalResult {
+    Operation *def = v.getDefiningOp();
+    if (!def || mapping.contains(v) || !from.isAncestor(def->getParentRegion()))
+      return success();
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return def->emitError("the producer partition cannot compute this again");
+    for (Value operand : def->getOperands())
+      if (failed(materialize(operand)))
+        return failure();
+    b.clone(*def, mapping);
+    return success();
+  };
+  SmallVector<OpOperand *> uses;
+  block->walk([&](Operation *op) {
+    for (OpOperand &use : op->getOpOperands())
+      uses.push_back(&use);
+  });
+  for (OpOperand *use : uses)
+    if (failed(materialize(use->get())))
+      return failure();
+  for (OpOperand *use : uses)
+    if (Value mapped = mapping.lookupOrNull(use->get()))
+      use->set(mapped);
+  return success();
+}
+
+LogicalResult LoopPipeliner::rewriteSpecialized() {
+  // The consumers' loop carries the slot it reads.
+  rewriter.setInsertionPoint(loop);
+  SmallVector<Value> slotInits{constant(rewriter, i32, 0)};
+  FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+      rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
+        Value next = arith::AddIOp::create(b, loc, args[0], constant(b, i32, 1));
+        Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                           constant(b, i32, plan.stages));
+        return {arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next).getResult()};
+      });
+  if (failed(replaced))
+    return loop.emitError("could not add the pipeline's slot to the loop");
+  newLoop = cast<scf::ForOp>(replaced->getOperation());
+  loop = newLoop;
+  Value readSlot = newLoop.getRegionIterArgs().back();
+
+  // The partitions; the producer's loop copies from the loads' addresses (before the
+  // consumers' loads become slots).
+  Block *body = newLoop->getBlock();
+  rewriter.setInsertionPointAfter(setupEnd);
+  auto [producerRegisters, consumerRegisters] = registerCounts(plan.numWarps);
+  auto ws = WarpSpecializeOp::create(rewriter, loc, kProducerWarps, producerRegisters,
+                                     consumerRegisters);
+  Block *producer = rewriter.createBlock(&ws.getProducer());
+  Block *consumers = rewriter.createBlock(&ws.getConsumers());
+  consumers->getOperations().splice(consumers->end(), body->getOperations(),
+                                    std::next(ws->getIterator()),
+                                    body->getTerminator()->getIterator());
+  OpBuilder b = OpBuilder::atBlockBegin(producer);
+  emitProducerLoop(b);
+
+  // The consumers wait for a slot's copies, and release the previous iteration's slot
+  // once its dots retired.
+  rewriter.setInsertionPointToStart(newLoop.getBody());
+  MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot),
+                         phaseParity(0));
+  replaceLoadsBySlots(readSlot);
+  retireAsyncDots();
+  Operation *lastWait = nullptr;
+  for (DotWaitOp wait : newLoop.getBody()->getOps<DotWaitOp>())
+    lastWait = wait;
+  rewriter.setInsertionPointAfter(lastWait);
+  Value isFirst = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, readSlot,
+                                        constant(rewriter, i32, 0));
+  Value previous = arith::SelectOp::create(
+      rewriter, loc, isFirst, constant(rewriter, i32, plan.stages - 1),
+      arith::SubIOp::create(rewriter, loc, readSlot, constant(rewriter, i32, 1)));
+  Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                      newLoop.getInductionVar(), newLoop.getLowerBound());
+  MBarrierArriveOp::create(rewriter, loc, slotOf(rewriter, loc, consumed, previous), later);
+  if (failed(recomputeIn(producer, ws.getConsumers())))
+    return failure();
+  ModuleOp module = ws->getParentOfType<ModuleOp>();
+  module->setAttr("tessel.producer_warps", rewriter.getI32IntegerAttr(kProducerWarps));
+  return success();
+}
+
 struct TesselSoftwarePipelinePass
     : public tessel::impl::TesselSoftwarePipelineBase<TesselSoftwarePipelinePass> {
   using TesselSoftwarePipelineBase::TesselSoftwarePipelineBase;
@@ -437,15 +599,17 @@ struct TesselSoftwarePipelinePass
       return;
     unsigned numWarps = getNumWarps(module);
     StringRef arch = Target::of(module).arch();
-    PipelineOptions options{tmaOperands, mmaTmaOperands, multicastB};
+    PipelineOptions options{tmaOperands, mmaTmaOperands, multicastB, warpSpecialize};
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) {
       std::optional<PipelinePlan> plan = planPipeline(loop, stages, numWarps, arch, options);
       if (!plan)
         continue;
+      bool specialize = plan->warpSpecialize;
       LoopPipeliner pipeliner(loop, std::move(*plan), options);
-      if (failed(pipeliner.allocate()) || failed(pipeliner.rewrite()))
+      if (failed(pipeliner.allocate()) ||
+          failed(specialize ? pipeliner.rewriteSpecialized() : pipeliner.rewrite()))
         return signalPassFailure();
     }
   }

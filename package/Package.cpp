@@ -351,6 +351,8 @@ static StoredVariant readVariant(const Json &json, const std::string &where) {
     variant.cubin = std::move(*cubin);
   }
   variant.tesselIR = fields.optionalString("tessel_ir");
+  if (json.find("producer_warps"))
+    variant.producerWarps = int(fields.integer("producer_warps", 4, 28));
   if (json.find("tensor_maps")) {
     const Json::Array &maps = fields.array("tensor_maps");
     for (size_t i = 0; i < maps.size(); ++i)
@@ -681,6 +683,8 @@ Json Package::toJson() const {
         v.set("cubin", encodeBase64(variant.cubin));
       if (!variant.tesselIR.empty())
         v.set("tessel_ir", variant.tesselIR);
+      if (variant.producerWarps)
+        v.set("producer_warps", variant.producerWarps);
       if (!variant.tensorMaps.empty()) {
         auto scalar = [](const ParamOrValue &pv) {
           Json j = Json::object();

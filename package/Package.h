@@ -96,6 +96,9 @@ struct Variant {
   std::string tesselIR;
   /// Tensor maps (sm_90a bulk copies), in parameter order after the kernel's params.
   std::vector<TensorMapSpec> tensorMaps;
+  /// Warps of a warp-specialized kernel's producer, launched after the configuration's
+  /// num_warps consumer warps (0: not specialized).
+  int producerWarps = 0;
 
   /// Programs per cluster the variant asks for (its tensor maps' multicast; 1: none).
   int clusterSize() const {
@@ -105,6 +108,8 @@ struct Variant {
     return int(size);
   }
   bool isGeneric() const { return divisibleBy16.empty(); }
+  /// Threads a block of this variant runs: its configuration's warps and its producer's.
+  int threadsPerBlock(int numWarps) const { return (numWarps + producerWarps) * 32; }
 };
 
 /// One tile configuration of a kernel, the one record of it: the values @autotune
@@ -122,7 +127,6 @@ struct Config {
   /// At least the generic variant; specialisations and other archs besides.
   std::vector<Variant> variants;
 
-  int threadsPerBlock() const { return numWarps * 32; }
   /// Any constexpr (ints, bools, dtype names), nullptr when absent.
   const Json *find(std::string_view name) const;
   /// An integer (or bool) constexpr's value; throws tessel::Error naming the

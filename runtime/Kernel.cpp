@@ -147,8 +147,9 @@ public:
     const Config &config = info.configs[size_t(variant.config)];
     std::string what = info.name + " config " + std::to_string(config.index) + " (" +
                        config.text() + ")";
-    if (config.threadsPerBlock() > deviceInfo.maxThreadsPerBlock)
-      return what + " needs " + std::to_string(config.threadsPerBlock()) +
+    int threads = variant.threadsPerBlock(config.numWarps);
+    if (threads > deviceInfo.maxThreadsPerBlock)
+      return what + " needs " + std::to_string(threads) +
              " threads per block; " + deviceInfo.name + " allows at most " +
              std::to_string(deviceInfo.maxThreadsPerBlock);
     if (variant.sharedBytes > deviceInfo.maxSharedPerBlockOptin)
@@ -253,7 +254,7 @@ public:
                     "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
       std::string what = info.name + " config " + std::to_string(config.index) + " (" +
                          config.text() + ")";
-      int threads = config.threadsPerBlock();
+      int threads = variant.threadsPerBlock(config.numWarps);
       if (threads > loaded.maxThreads ||
           int64_t(loaded.registers) * threads > deviceInfo.registersPerBlock)
         throw Error(what + " needs " + std::to_string(threads) +
@@ -312,7 +313,7 @@ public:
   void launchWith(const LoadedFunction &loaded, int variantIndex,
                   const Grid &grid, CUstream stream, PackedArgs &packed) {
     const Variant &variant = *variants[size_t(variantIndex)];
-    const int threads = info.configs[size_t(variant.config)].threadsPerBlock();
+    const int threads = variant.threadsPerBlock(info.configs[size_t(variant.config)].numWarps);
     void **params = packed.pointers();
     // Tensor maps are extra __grid_constant__ params after the kernel's own.
     constexpr size_t kMaxMaps = 4;

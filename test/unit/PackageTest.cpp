@@ -76,6 +76,25 @@ TEST(Package, MachineCodeRoundTripsAndIsChecked) {
       << message;
 }
 
+// A warp-specialized variant runs its producer warps after the configuration's warps.
+TEST(Package, ProducerWarpsRoundTripAndCountInTheBlock) {
+  Package original = samplePackage();
+  original.kernels[0].configs[0].variants[1].producerWarps = 4;
+  std::string text = original.serialize();
+  Package parsed = Package::parse(text, "softmax.tslpkg");
+  const Config &config = parsed.kernels[0].configs[0];
+  EXPECT_EQ(config.variants[1].producerWarps, 4);
+  EXPECT_EQ(config.variants[0].producerWarps, 0);
+  EXPECT_EQ(config.variants[1].threadsPerBlock(config.numWarps), (config.numWarps + 4) * 32);
+  EXPECT_EQ(config.variants[0].threadsPerBlock(config.numWarps), config.numWarps * 32);
+  EXPECT_EQ(parsed.serialize(), text);
+
+  Json root = sampleJson();
+  variantJson(root, 0, 1).set("producer_warps", 2);
+  std::string message = errorOf(root.dump());
+  EXPECT_NE(message.find("producer_warps"), std::string::npos) << message;
+}
+
 TEST(Package, ParsesTheDocumentedExample) {
   const char *text = R"({ "format": "tessel-package", "version": 1,
     "compiler": "tesselc 0.1.0", "source": "kernels/softmax.tsl",

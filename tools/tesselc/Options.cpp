@@ -45,6 +45,9 @@ OPTIONS:
                        same tile (tested in the kernel; default 1: no clusters)
   --no-async-dots      sm_90a: every register-A wgmma dot waits for its result at once
                        (-tessel-async-dots off; to measure what the overlap is worth)
+  --warp-specialize    sm_90a: pipelined loops whose loads all come by TMA (with --tma ab)
+                       run in two partitions: a producer warpgroup issues the copies, the
+                       num_warps consumer warps compute (docs/matmul.md)
   --max-stages N       Compile only the configurations with num_stages <= N (e.g. for
                        builds whose pipelined loops are slow to compile and gain
                        little, such as exact-f32 FMA dots; default: all)
@@ -190,6 +193,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       opts.compile.ptxas = v;
     } else if (is("--no-async-dots")) {
       opts.compile.asyncDots = false;
+    } else if (is("--warp-specialize")) {
+      opts.compile.warpSpecialize = true;
     } else if (is("--kernel")) {
       if (!value("--kernel", v))
         return std::nullopt;

@@ -9,7 +9,8 @@
 // none for bf16 and f16 whose products are exact in f32, and the f32 sums' rounding);
 // NaN never passes, and one wrong tile fails however small it is. Packages (kernels/CMakeLists):
 // matmul_<dtype> (f32 through tf32), matmul_f32_ieee, matmul_bf16_relu, matmul_bf16_tt
-// (A and B column-major), matmul_{bf16,f16,f32}_sm90a (wgmma where the configuration allows).
+// (A and B column-major), matmul_{bf16,f16,f32}_sm90a (wgmma where the configuration allows),
+// matmul_bf16_ws (warp-specialized: a producer warpgroup copies A and B by TMA).
 //
 //===----------------------------------------------------------------------===//
 #include "test/gpu/GpuArrays.h"
@@ -233,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Mode{"matmul_f16_sm90a", Storage::F16, 0},
                       Mode{"matmul_f32_sm90a", Storage::F32, 0x1p-9},
                       Mode{"matmul_f32_mc2", Storage::F32, 0x1p-9},
-                      Mode{"matmul_bf16_mc2", Storage::BF16, 0}),
+                      Mode{"matmul_bf16_mc2", Storage::BF16, 0},
+                      Mode{"matmul_bf16_ws", Storage::BF16, 0}),
     [](const ::testing::TestParamInfo<Mode> &info) { return std::string(info.param.package); });
 
 } // namespace
