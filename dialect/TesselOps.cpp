@@ -2,6 +2,7 @@
 #include "dialect/Layout.h"
 #include "dialect/TesselDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -299,6 +300,10 @@ void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 }
 
 LogicalResult WarpSpecializeOp::verify() {
+  // It becomes branches of the function's body: a region that must stay one block (a
+  // loop's, another partition's) cannot hold it.
+  if (!isa_and_nonnull<func::FuncOp>((*this)->getParentOp()))
+    return emitOpError("must be directly in a function's body");
   if (getProducerWarps() % 4 != 0)
     return emitOpError("producer_warps must be whole warpgroups (a multiple of 4)");
   int32_t producer = getProducerRegisters(), consumer = getConsumerRegisters();

@@ -109,3 +109,16 @@ func.func @registers_the_wrong_way() {
   }
   return
 }
+
+// -----
+
+func.func @nested_partitions() {
+  tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 0 : i32, consumer_registers = 0 : i32} producer {
+  } consumers {
+    // expected-error @+1 {{must be directly in a function's body}}
+    tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 0 : i32, consumer_registers = 0 : i32} producer {
+    } consumers {
+    }
+  }
+  return
+}
