@@ -118,6 +118,8 @@ private:
   void emitCopies(OpBuilder &b, Value iv, Value slot);
   /// The producer's loop: wait for a slot's release, copy an iteration into it.
   void emitProducerLoop(OpBuilder &b);
+  /// The slot after `slot` in a ring of plan.stages (0 after the last).
+  Value nextSlot(OpBuilder &b, Value slot) const;
   /// The parity of the phase a slot's mbarrier completes for iteration j - `back`.
   Value phaseParity(int64_t back);
   /// Multicast: releases this iteration's slot and sets up the wait for the next one.
@@ -313,6 +315,13 @@ void LoopPipeliner::emitCopies(OpBuilder &b, Value iv, Value slot) {
   AsyncCommitOp::create(b, loc);
 }
 
+Value LoopPipeliner::nextSlot(OpBuilder &b, Value slot) const {
+  Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
+  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                     constant(b, i32, plan.stages));
+  return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
+}
+
 Value LoopPipeliner::phaseParity(int64_t back) {
   // j = (iv - lb) / step: iteration j - back's slot completes its ((j - back) / S)-th phase.
   Value j = arith::SubIOp::create(rewriter, loc, newLoop.getInductionVar(), newLoop.getLowerBound());
@@ -397,17 +406,10 @@ LogicalResult LoopPipeliner::rewrite() {
 
   // The loop carries the slot it reads and the slot it fills.
   SmallVector<Value> slotInits{constant(rewriter, i32, 0), constant(rewriter, i32, plan.distance)};
-  auto advance = [&](OpBuilder &b, Value slot) -> Value {
-    Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
-    Value wrap =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                              constant(b, i32, plan.stages));
-    return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
-  };
   FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
       rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
       [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
-        return {advance(b, args[0]), advance(b, args[1])};
+        return {nextSlot(b, args[0]), nextSlot(b, args[1])};
       });
   if (failed(replaced))
     return loop.emitError("could not add the pipeline's slots to the loop");
@@ -536,10 +538,7 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
       rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
       [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
-        Value next = arith::AddIOp::create(b, loc, args[0], constant(b, i32, 1));
-        Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                           constant(b, i32, plan.stages));
-        return {arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next).getResult()};
+        return {nextSlot(b, args[0])};
       });
   if (failed(replaced))
     return loop.emitError("could not add the pipeline's slot to the loop");
