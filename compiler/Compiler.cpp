@@ -144,6 +144,9 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
       VariantOutput out = compiler.compile(kernel, spec, Stage::Package);
       if (!out.ok)
         break;
+      // A specialisation none of whose assumptions the code uses is the generic variant.
+      if (specialised && out.divisibleBy16.empty())
+        break;
       if (c == 0 && specialised == 0)
         info.params = out.params;
       else if (!(out.params == info.params))
@@ -153,7 +156,8 @@ KernelInfo compileKernel(const fe::ast::Function &kernel,
       v.sharedBytes = out.sharedBytes;
       v.arch = options.arch;
       v.entry = kernel.name;
-      v.divisibleBy16.assign(spec.divisibleBy16.begin(), spec.divisibleBy16.end());
+      // What the code relies on, which may be fewer than the specialisation assumed.
+      v.divisibleBy16 = out.divisibleBy16;
       v.tensorMaps = out.tensorMaps;
       v.producerWarps = out.producerWarps;
       std::string ptxasError;

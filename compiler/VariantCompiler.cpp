@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace tessel::compiler {
@@ -89,6 +90,21 @@ std::vector<ParamInfo> signatureOf(mlir::ModuleOp module, const fe::ast::Functio
   return params;
 }
 
+/// The names of the parameters -tessel-narrow-divisibility left assumed divisible.
+std::vector<std::string> assumedDivisible(mlir::ModuleOp module, const std::string &kernel,
+                                          const std::vector<ParamInfo> &params) {
+  std::vector<std::string> names;
+  auto kept = module->getAttrOfType<mlir::DictionaryAttr>("tessel.divisible_args");
+  auto args = kept ? kept.getAs<mlir::DenseI64ArrayAttr>(kernel) : nullptr;
+  if (!args)
+    return names;
+  for (int64_t i : args.asArrayRef())
+    if (size_t(i) < params.size())
+      names.push_back(params[size_t(i)].name);
+  std::sort(names.begin(), names.end()); // as the package lists them
+  return names;
+}
+
 } // namespace
 
 VariantCompiler::VariantCompiler(const CompileOptions &options, fe::DiagnosticEngine &diags,
@@ -149,6 +165,7 @@ VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
   out.tensorMaps = tensorMapsOf(*module);
   if (auto attr = (*module)->getAttrOfType<mlir::IntegerAttr>("tessel.producer_warps"))
     out.producerWarps = int(attr.getInt());
+  out.divisibleBy16 = assumedDivisible(*module, kernel.name, out.params);
   if (stage == Stage::LLVMDialect) {
     out.text = print(*module);
     out.ok = true;

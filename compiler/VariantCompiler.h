@@ -31,6 +31,9 @@ struct VariantOutput {
   std::vector<TensorMapSpec> tensorMaps;
   /// Warps of the producer partition (warp-specialized kernels; 0: none).
   int producerWarps = 0;
+  /// The parameters the code assumes divisible by 16: of the specialisation's, those
+  /// -tessel-narrow-divisibility kept (empty for the generic variant).
+  std::vector<std::string> divisibleBy16;
   /// Where the time went (the stages that ran).
   StageTimes times;
 };

@@ -22,6 +22,19 @@ def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselNarrowDivisibility : Pass<"tessel-narrow-divisibility", "ModuleOp"> {
+  let summary = "Keep a parameter's divisibility assumption only where access widths need it";
+  let description = [{
+    Removes `tessel.divisibility` from each integer argument whose assumption changes no
+    fact that decides an access width (AxisInfo.h): the contiguity, divisibility and
+    constancy of every memory access's pointer operand, and its mask's constancy along
+    the dimensions where the pointer is contiguous. Pointer arguments keep theirs. The
+    arguments still assumed divisible are recorded in the module's
+    `tessel.divisible_args` (function name -> argument numbers): the runtime then picks
+    the specialised variant whenever those are divisible.
+  }];
+}
+
 def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
   let summary = "Pipeline the loads that feed tessel.dot in loops, num_stages deep";
   let description = [{

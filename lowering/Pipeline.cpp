@@ -18,6 +18,8 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   // Address arithmetic that does not change across iterations leaves the loop (and the
   // pipeliner's cloned address slices stay small).
   pm.addPass(createLoopInvariantCodeMotionPass());
+  // Before anything reads the divisibility facts (the pipeliner, layouts, accesses).
+  pm.addPass(createTesselNarrowDivisibility());
   TesselSoftwarePipelineOptions pipelineOptions;
   pipelineOptions.tmaOperands = options.tmaOperands;
   pipelineOptions.mmaTmaOperands = options.mmaTmaOperands;
