@@ -209,6 +209,10 @@ run)
         if [ "$study" = realistic ]; then
           python3 bench/reference/triton_attention.py --json "$out/attention-triton.json" 2>&1 |
             grep -v Warning | tee "$out/attention-triton.txt" || failed "triton attention"
+          # The realistic study's causal-only shapes (short context, long context).
+          python3 bench/reference/triton_attention.py --shapes 16x12x1024x64,1x16x16384x128 \
+            --causal 1 --json "$out/attention-triton-causal.json" 2>&1 |
+            grep -v Warning | tee -a "$out/attention-triton.txt" || failed "triton attention"
         fi
       done
       ;;

@@ -7,8 +7,9 @@
 //              backward time and the memory in use before the backward.
 //   flash      batch 1, one head, causal, seq 128..65536, d 16..128, bf16 and f32: forward,
 //              backward and forward+backward latency of naive, Tessel and SDPA.
-//   realistic  (4, 16, 4096, 64) and (2, 16, 8192, 128), bf16, causal and not: TFLOP/s of
-//              Tessel, SDPA (its own choice), each SDPA backend forced, and naive.
+//   realistic  (4, 16, 4096, 64) and (2, 16, 8192, 128), bf16, causal and not, then
+//              (16, 12, 1024, 64) and (1, 16, 16384, 128) causal: TFLOP/s of Tessel, SDPA
+//              (its own choice), each SDPA backend forced, and naive (the first four).
 // Each measurement is the median of CUDA-event-timed runs after warm-up (KernelBench.h),
 // one implementation after the other (each alone in memory, so that one's OOM is its own).
 // The forward runs with autograd (the inputs require grad), as in training. The backward
@@ -349,13 +350,21 @@ std::vector<Record> realisticStudy(const Options &o, Driver &driver, bool &faile
                              {"sdpa-efficient", Kind::Sdpa, at::SDPBackend::efficient_attention},
                              kNaive};
   std::vector<Record> records;
+  auto run = [&](const Shape &s, const std::vector<Impl> &which) {
+    for (Record &r :
+         runShape("realistic", s, which, {o.warmup, o.samples, false}, "sdpa", driver, failed))
+      records.push_back(std::move(r));
+  };
   for (Shape s : {Shape{4, 16, 4096, 64, "bf16", true}, Shape{2, 16, 8192, 128, "bf16", true}})
     for (bool causal : {true, false}) {
       s.causal = causal;
-      for (Record &r :
-           runShape("realistic", s, impls, {o.warmup, o.samples, false}, "sdpa", driver, failed))
-        records.push_back(std::move(r));
+      run(s, impls);
     }
+  // A short training context (GPT-2 small's 12 heads) and a long one, causal, without
+  // naive attention (the long one's scores alone would take 16 GiB).
+  impls.pop_back();
+  run(Shape{16, 12, 1024, 64, "bf16", true}, impls);
+  run(Shape{1, 16, 16384, 128, "bf16", true}, impls);
   return records;
 }
 
