@@ -51,6 +51,12 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
     map.boxCols = mlir::cast<mlir::IntegerAttr>(box[1]).getInt();
     // The pipeliner writes bf16, f16 or f32.
     map.dtype = *parseDType(mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue().str());
+    if (auto strides = dict.getAs<mlir::ArrayAttr>("batch_strides"))
+      for (mlir::Attribute stride : strides) {
+        mlir::NamedAttrList wrapped;
+        wrapped.set("s", stride);
+        map.batchStrides.push_back(scalar(wrapped.getDictionary(dict.getContext()), "s"));
+      }
     if (auto order = dict.getAs<mlir::StringAttr>("row_order"))
       map.interleave8 = order.getValue() == "interleave8";
     if (auto blocks = dict.getAs<mlir::IntegerAttr>("col_blocks"))

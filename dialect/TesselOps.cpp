@@ -103,6 +103,11 @@ LogicalResult ReduceOp::verify() {
 LogicalResult TmaCopyOp::verify() {
   if (bool(getMulticast()) != bool(getCtas()))
     return emitOpError("'multicast' and 'ctas' go together");
+  if (getBatch().size() > 2)
+    return emitOpError("at most 2 batch coordinates (a tensor map has 5 dimensions), got ")
+           << getBatch().size();
+  if (!getBatch().empty() && getDst().getType().getLayout() == SharedLayout::Interleaved)
+    return emitOpError("an interleaved tile's map has no room for batch coordinates");
   if (!getMulticast())
     return success();
   if (!getWholeBlocks())

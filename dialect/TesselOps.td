@@ -412,19 +412,25 @@ def Tessel_TmaCopyOp : Tessel_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>
     slot (`tessel.cluster_release`); other warps do not wait. Without it,
     `-tessel-insert-barriers` places a cluster barrier before the copy.
 
+    With `batch` coordinates (at most two, not for an "interleaved" tile), the map has
+    that many more dimensions outside the rows (and the column block): the matrix is one of
+    a batch, at those indices (attention's batch and head, BlockAccess.h).
+
     ```mlir
     tessel.tma_copy %map[%row, %col] into %a, %bar, %pred : !llvm.ptr, !tessel.shared<128x64xbf16>, !tessel.shared<1x1xi64>
+    tessel.tma_copy %map[%row, %col, %b, %h] into %k, %bar, %pred : !llvm.ptr, !tessel.shared<64x64xbf16, wgmma_b>, !tessel.shared<1x1xi64>
     tessel.tma_copy %map[%row, %col] into %b, %bar, %pred whole_blocks %whole : !llvm.ptr, !tessel.shared<64x256xbf16>, !tessel.shared<1x1xi64>
     tessel.tma_copy %map[%row, %col] into %b, %bar, %pred whole_blocks %whole multicast %shared {ctas = 2 : i64} : !llvm.ptr, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>
     ```
   }];
-  let arguments = (ins AnyType:$tensorMap, I32:$row, I32:$col, Tessel_SharedType:$dst,
+  let arguments = (ins AnyType:$tensorMap, I32:$row, I32:$col, Variadic<I32>:$batch,
+                       Tessel_SharedType:$dst,
                        Tessel_SharedType:$barrier, I1:$pred, Optional<I1>:$wholeBlocks,
                        Optional<I1>:$multicast, Optional<Tessel_SharedType>:$empty,
                        Optional<I32>:$emptyPhase, Optional<I1>:$emptyWait,
                        OptionalAttr<I64Attr>:$ctas);
   let assemblyFormat = [{
-    $tensorMap `[` $row `,` $col `]` `into` $dst `,` $barrier `,` $pred
+    $tensorMap `[` $row `,` $col (`,` $batch^)? `]` `into` $dst `,` $barrier `,` $pred
     (`whole_blocks` $wholeBlocks^)? (`multicast` $multicast^)?
     (`after` $empty^ `[` $emptyPhase `]` `if` $emptyWait)? attr-dict `:`
     type($tensorMap) `,` qualified(type($dst)) `,` qualified(type($barrier))

@@ -293,7 +293,7 @@ void LoopPipeliner::emitCopies(OpBuilder &b, Value iv, Value slot) {
       bool waits = shared && !emptyWait.empty();
       // One op per statement (argument evaluation order is unspecified).
       Value col = start(access.col), row = start(access.row);
-      TmaCopyOp::create(b, loc, map, row, col, tile, barrier, inRange, whole,
+      TmaCopyOp::create(b, loc, map, row, col, ValueRange(), tile, barrier, inRange, whole,
                         shared ? active : Value(), waits ? emptyWait[0] : Value(),
                         waits ? emptyWait[1] : Value(), waits ? emptyWait[2] : Value(),
                         shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());

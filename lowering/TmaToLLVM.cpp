@@ -107,6 +107,14 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
     // which lets ptxas issue the copy from uniform registers without a loop over lanes)
     // issues the boxes whose index among the block's copies is w modulo the warps (the
     // first of them also announces the tile's bytes); the other warps branch past them.
+    // Batch coordinates (the map's outer dimensions) follow every other operand.
+    bool wholeBlocks = bool(op.getWholeBlocks());
+    unsigned batchStart = 6 + unsigned(wholeBlocks) + unsigned(bool(op.getMulticast())) +
+                          (op.getEmpty() ? 3 : 0);
+    std::string batch;
+    for (unsigned i = 0; i < op.getBatch().size(); ++i)
+      batch += ", $" + std::to_string(batchStart + i);
+    unsigned rank = 2 + unsigned(op.getBatch().size());
     std::string firstWarp =
         partition.firstWarp ? "sub.u32 w, w, " + std::to_string(partition.firstWarp) + ";\n" : "";
     std::string text = "{\n.reg .pred p, q;\n.reg .b32 t, w, rr, cc, zz, bb;\nmov.u32 t, %tid.x;\n"
@@ -134,16 +142,15 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                               dstOffset)
                     .str();
       else
-        text += llvm::formatv("@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-                              "complete_tx::bytes [$3+{0}], [$0, {{cc, rr}], [$4];\n",
-                              dstOffset)
+        text += llvm::formatv("@p cp.async.bulk.tensor.{1}d.shared::cluster.global.mbarrier::"
+                              "complete_tx::bytes [$3+{0}], [$0, {{cc, rr{2}}], [$4];\n",
+                              dstOffset, rank, batch)
                     .str();
       text += skip + ":\n";
     };
     // Whole column blocks ($6): the map's outermost dimension is the block, and one box
     // from the tile's first block brings them all, block after block as the per-block
     // boxes below would land; the warp of the copy's first box issues it.
-    bool wholeBlocks = bool(op.getWholeBlocks());
     if (wholeBlocks) {
       int64_t perBlock = getSwizzleBlockColumns(dst.getElementType());
       if (layout == SharedLayout::WgmmaA || cols % perBlock != 0 || cols == perBlock)
@@ -167,9 +174,9 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
                                "[$4]{2};\n",
                                suffix, dst, mask)
               .str();
-        return llvm::formatv("@p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
-                             "complete_tx::bytes{0} [{1}], [$0, {{zz, $1, bb}], [$4]{2};\n",
-                             suffix, dst, mask)
+        return llvm::formatv("@p cp.async.bulk.tensor.{3}d.shared::cluster.global.mbarrier::"
+                             "complete_tx::bytes{0} [{1}], [$0, {{zz, $1, bb{4}}], [$4]{2};\n",
+                             suffix, dst, mask, rank + 1, batch)
             .str();
       };
       if (interleaved)
@@ -231,6 +238,10 @@ struct TmaCopyLowering : OpConversionPattern<TmaCopyOp> {
       operands.push_back(adaptor.getEmptyPhase().front());
       operands.push_back(adaptor.getEmptyWait().front());
       constraints += ",r,r,b";
+    }
+    for (ValueRange coordinate : adaptor.getBatch()) {
+      operands.push_back(coordinate.front());
+      constraints += ",r";
     }
     return replaceWithPtx(rewriter, op, operands, text, constraints);
   }

@@ -307,6 +307,15 @@ static TensorMapSpec readTensorMap(const Json &json, const std::string &where) {
       fields.fail("an interleave8 tensor map needs a box of a multiple of 8 rows");
     map.interleave8 = true;
   }
+  if (json.find("batch_strides")) {
+    const Json::Array &strides = fields.array("batch_strides");
+    if (strides.empty() || strides.size() > 2)
+      fields.fail("field 'batch_strides' must hold 1 or 2 strides");
+    for (const Json &stride : strides)
+      map.batchStrides.push_back(readParamOrValue(fields, stride, "batch_strides"));
+    if (map.interleave8)
+      fields.fail("an interleave8 tensor map has no room for batch_strides");
+  }
   if (json.find("col_blocks"))
     map.colBlocks = fields.integer("col_blocks", 1, 256);
   if (json.find("multicast")) {
@@ -559,7 +568,10 @@ static void validateVariant(const KernelInfo &kernel, const Variant &variant,
     };
     if (!isParam(map.pointer, true))
       fail(which + ": 'pointer' is not a pointer param");
-    for (const ParamOrValue *pv : {&map.rows, &map.cols, &map.rowStride})
+    std::vector<const ParamOrValue *> scalars{&map.rows, &map.cols, &map.rowStride};
+    for (const ParamOrValue &stride : map.batchStrides)
+      scalars.push_back(&stride);
+    for (const ParamOrValue *pv : scalars)
       if (pv->param >= 0 && !isParam(pv->param, false))
         fail(which + ": a bound or stride names param " + std::to_string(pv->param) +
              ", which is not an integer param");
@@ -707,6 +719,12 @@ Json Package::toJson() const {
           box.push(map.boxCols);
           m.set("box", std::move(box));
           m.set("dtype", dtypeName(map.dtype));
+          if (!map.batchStrides.empty()) {
+            Json strides = Json::array();
+            for (const ParamOrValue &stride : map.batchStrides)
+              strides.push(scalar(stride));
+            m.set("batch_strides", std::move(strides));
+          }
           if (map.interleave8)
             m.set("row_order", "interleave8");
           if (map.colBlocks > 1)

@@ -53,6 +53,10 @@ struct TensorMapSpec {
   int param = 0; // its position in the PTX entry's parameter list
   int pointer = 0;
   ParamOrValue rows, cols, rowStride;
+  /// A batched matrix's outer dimensions (at most two, in elements): the map gets one
+  /// more dimension each, outside the rows (and the column block), whose coordinates the
+  /// kernel computes (attention's batch and head).
+  std::vector<ParamOrValue> batchStrides;
   int64_t boxRows = 0, boxCols = 0;
   DType dtype = DType::BF16;
   /// Rows land interleaved within each group of 8 (row k at 2 (k % 4) + (k % 8) / 4), so

@@ -316,12 +316,17 @@ public:
     const int threads = variant.threadsPerBlock(info.configs[size_t(variant.config)].numWarps);
     void **params = packed.pointers();
     // Tensor maps are extra __grid_constant__ params after the kernel's own.
-    constexpr size_t kMaxMaps = 4;
+    // (Attention's backward copies four tiles in each of its three loops.)
+    constexpr size_t kMaxMaps = 12, kMaxParams = 64;
     alignas(64) CUtensorMap maps[kMaxMaps];
-    void *withMaps[PackedArgs::kInline + kMaxMaps];
+    void *withMaps[kMaxParams];
     if (!variant.tensorMaps.empty()) {
-      if (variant.tensorMaps.size() > kMaxMaps || packed.size() > PackedArgs::kInline)
-        throw Error(where(variantIndex) + ": more tensor maps or params than supported");
+      if (variant.tensorMaps.size() > kMaxMaps ||
+          packed.size() + variant.tensorMaps.size() > kMaxParams)
+        throw Error(where(variantIndex) + ": " + std::to_string(variant.tensorMaps.size()) +
+                    " tensor maps and " + std::to_string(packed.size()) +
+                    " params: more than supported (" + std::to_string(kMaxMaps) + ", " +
+                    std::to_string(kMaxParams) + " in all)");
       tensorMaps.encode(info, variant, variantIndex, packed, maps);
       for (size_t i = 0; i < packed.size(); ++i)
         withMaps[i] = params[i];

@@ -34,10 +34,14 @@ void TensorMapEncoder::encode(const KernelInfo &info, const Variant &variant, in
                           cuuint64_t(std::max<int64_t>(1, scalarArg(info, packed, spec.rows)))};
     cuuint64_t strides[1] = {cuuint64_t(scalarArg(info, packed, spec.rowStride)) *
                              dtypeSize(spec.dtype)};
-    EncodedMap key{variantIndex, m, base, dims[0], dims[1], strides[0], {}};
+    EncodedMap key{variantIndex, m, base, dims[0], dims[1], strides[0], {0, 0}, {}};
+    for (size_t i = 0; i < spec.batchStrides.size() && i < 2; ++i)
+      key.batchStrides[i] =
+          cuuint64_t(scalarArg(info, packed, spec.batchStrides[i])) * dtypeSize(spec.dtype);
     auto same = [&](const EncodedMap &e) {
       return e.variant == key.variant && e.map == key.map && e.base == key.base &&
-             e.cols == key.cols && e.rows == key.rows && e.rowStride == key.rowStride;
+             e.cols == key.cols && e.rows == key.rows && e.rowStride == key.rowStride &&
+             e.batchStrides == key.batchStrides;
     };
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -71,6 +75,16 @@ void TensorMapEncoder::encode(const KernelInfo &info, const Variant &variant, in
       // Multicast: each program of the cluster fetches 1/multicast of the tile's blocks.
       boxDims.push_back(cuuint32_t(spec.colBlocks / spec.multicast));
     }
+    // A batched matrix: one more dimension per batch stride, as far as an i32 coordinate
+    // reaches (the kernel computes the indices; what lies between matrices is never read).
+    for (size_t i = 0; i < spec.batchStrides.size(); ++i) {
+      globalDims.push_back(cuuint64_t(1) << 31);
+      globalStrides.push_back(key.batchStrides[i]);
+      boxDims.push_back(1);
+    }
+    if (globalDims.size() > 5)
+      throw Error(where() + ": tensor map " + std::to_string(m) + " has " +
+                  std::to_string(globalDims.size()) + " dimensions (at most 5)");
     cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
     CUresult result = driver_->tensorMapEncodeTiled(
         &maps[m],

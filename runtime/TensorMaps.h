@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <array>
 #include <mutex>
 #include <vector>
 
@@ -41,6 +42,7 @@ private:
     size_t map;
     const void *base;
     cuuint64_t cols, rows, rowStride;
+    std::array<cuuint64_t, 2> batchStrides; // 0 where the map has no such dimension
     CUtensorMap encoded;
   };
   static constexpr size_t kCacheSize = 64;

@@ -377,6 +377,36 @@ TEST_F(FakeDriver, ColumnBlocksBecomeAnOutermostDimensionWhereTheColumnsAreWhole
                                                          64, 2, 4, 4, 2}));
 }
 
+TEST_F(FakeDriver, BatchedMapsHaveOneOuterDimensionPerBatchStride) {
+  // A matrix of a batch (attention's k at b * k_sb + h * k_sh): dims {cols, rows, 2^31,
+  // 2^31} (the kernel's i32 coordinates reach as far), strides {row stride, then each
+  // batch stride in bytes}, boxes of 1 along them.
+  TensorMapSpec map = outMap();
+  map.batchStrides = {ParamOrValue{3, 0}, ParamOrValue{-1, 1024}};
+  Package package = withSpecMap(map);
+  Kernel k = Kernel::load(package, "k");
+  k.launch(1, {aligned(), 32, 0.5f, int64_t(4096)});
+  ASSERT_EQ(fake().tensorMaps.size(), 1u);
+  uint64_t far = uint64_t(1) << 31;
+  EXPECT_EQ(fake().tensorMaps[0],
+            (std::vector<uint64_t>{32, 32, far, far, 64, 8192, 2048, 64, 64, 1, 1}));
+  EXPECT_EQ(fake().launches.back().entry, "k_spec");
+  // The same arguments reuse the map; another batch stride alone needs its own.
+  k.launch(1, {aligned(), 32, 0.5f, int64_t(4096)});
+  EXPECT_EQ(fake().tensorMaps.size(), 1u);
+  k.launch(1, {aligned(), 32, 0.5f, int64_t(2048)});
+  ASSERT_EQ(fake().tensorMaps.size(), 2u);
+  EXPECT_EQ(fake().tensorMaps[1][5], 4096u);
+  // With whole column blocks the block stays the third dimension, the batch after it.
+  map.colBlocks = 2;
+  Package blocks = withSpecMap(map);
+  Kernel kb = Kernel::load(blocks, "k");
+  kb.launch(1, {aligned(), 128, 0.5f, int64_t(4096)});
+  ASSERT_EQ(fake().tensorMaps.size(), 3u);
+  EXPECT_EQ(fake().tensorMaps[2], (std::vector<uint64_t>{64, 128, 2, far, far, 256, 128, 8192,
+                                                         2048, 64, 64, 2, 1, 1}));
+}
+
 TEST_F(FakeDriver, MulticastMapsHaveAPieceBoxAndLaunchInClusters) {
   // Two programs of a cluster share each whole-blocks copy: the box is one of the tile's
   // two blocks ({64, 64, 1}), and the launch makes clusters of 2 along x where the grid's

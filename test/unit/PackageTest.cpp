@@ -494,6 +494,25 @@ TEST(Package, TensorMapsAreChecked) {
   EXPECT_NE(errorOf(uneven.pretty()).find("multicast 2 must be 1, 2, 4 or 8 and divide col_blocks (1)"),
             std::string::npos)
       << errorOf(uneven.pretty());
+  // Batch strides: none unless said, one or two kept through a round trip, each a
+  // constant or an integer param.
+  EXPECT_TRUE(firstMap(withTensorMap(5, 0)).batchStrides.empty());
+  Json batched = withMapField("batch_strides", Json::parse(R"([{"param": 3}, {"value": 4096}])"));
+  Package withBatch = Package::parse(batched.pretty(), "t.tslpkg");
+  const TensorMapSpec &batchMap = withBatch.kernel("softmax").configs[0].variants[0].tensorMaps[0];
+  ASSERT_EQ(batchMap.batchStrides.size(), 2u);
+  EXPECT_EQ(batchMap.batchStrides[0].param, 3);
+  EXPECT_EQ(batchMap.batchStrides[1].value, 4096);
+  EXPECT_EQ(Package::parse(withBatch.serialize(), "t.tslpkg").serialize(), withBatch.serialize());
+  Json three = withMapField("batch_strides",
+                            Json::parse(R"([{"value": 16}, {"value": 16}, {"value": 16}])"));
+  EXPECT_NE(errorOf(three.pretty()).find("'batch_strides' must hold 1 or 2 strides"),
+            std::string::npos)
+      << errorOf(three.pretty());
+  Json pointerStride = withMapField("batch_strides", Json::parse(R"([{"param": 1}])"));
+  EXPECT_NE(errorOf(pointerStride.pretty()).find("names param 1, which is not an integer param"),
+            std::string::npos)
+      << errorOf(pointerStride.pretty());
   Json badOrder = withMapField("row_order", Json("reversed"));
   EXPECT_NE(errorOf(badOrder.pretty()).find("tensor map row_order 'reversed' is not interleave8"),
             std::string::npos)

@@ -125,6 +125,26 @@ func.func @multicast_without_ctas(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32
 func.func @multicast_after_without_phase(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32>,
                                          %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
   // expected-error @+1 {{'after' needs an mbarrier, a phase and a condition}}
-  "tessel.tma_copy"(%map, %i, %i, %b, %bar, %p, %p, %p, %bar) <{ctas = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (!llvm.ptr, i32, i32, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>, i1, i1, i1, !tessel.shared<1x1xi64>) -> ()
+  "tessel.tma_copy"(%map, %i, %i, %b, %bar, %p, %p, %p, %bar) <{ctas = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0>}> : (!llvm.ptr, i32, i32, !tessel.shared<32x128xf32>, !tessel.shared<1x1xi64>, i1, i1, i1, !tessel.shared<1x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// A tensor map has five dimensions: columns, rows, the column block and two of a batch.
+func.func @tma_three_batch_coordinates(%map: !llvm.ptr, %b: !tessel.shared<64x64xbf16, wgmma_b>,
+                                       %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
+  // expected-error @+1 {{at most 2 batch coordinates (a tensor map has 5 dimensions), got 3}}
+  tessel.tma_copy %map[%i, %i, %i, %i, %i] into %b, %bar, %p : !llvm.ptr, !tessel.shared<64x64xbf16, wgmma_b>, !tessel.shared<1x1xi64>
+  return
+}
+
+// -----
+
+// An interleaved tile already spends the map's dimensions on its row order.
+func.func @tma_interleaved_batch(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32, interleaved>,
+                                 %bar: !tessel.shared<1x1xi64>, %i: i32, %p: i1) {
+  // expected-error @+1 {{an interleaved tile's map has no room for batch coordinates}}
+  tessel.tma_copy %map[%i, %i, %i] into %b, %bar, %p : !llvm.ptr, !tessel.shared<32x128xf32, interleaved>, !tessel.shared<1x1xi64>
   return
 }
