@@ -82,11 +82,44 @@ FailureOr<ArgOrConstant> matchBound(Value v, Value index, int64_t axis) {
   return matchScalar(bound);
 }
 
+/// `index * stride` terms of a scalar offset (sums of them), each stride a kernel
+/// argument or constant and each index an i32 (sign extensions skipped).
+LogicalResult matchBatchTerms(Value offset, SmallVectorImpl<BatchIndex> &batch) {
+  if (auto add = offset.getDefiningOp<arith::AddIOp>())
+    return success(succeeded(matchBatchTerms(add.getLhs(), batch)) &&
+                   succeeded(matchBatchTerms(add.getRhs(), batch)));
+  auto mul = offset.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return failure();
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())}) {
+    FailureOr<ArgOrConstant> stride = matchScalar(y);
+    Value index = skipBroadcast(x);
+    if (failed(stride) || !index.getType().isInteger(32))
+      continue;
+    batch.push_back({index, *stride});
+    return success();
+  }
+  return failure();
+}
+
+/// The kernel argument a scalar pointer starts from, and the batch terms added to it.
+FailureOr<int64_t> matchBase(Value base, SmallVectorImpl<BatchIndex> &batch) {
+  if (auto add = base.getDefiningOp<AddPtrOp>()) {
+    if (isa<ShapedType>(add.getType()) || failed(matchBatchTerms(add.getOffset(), batch)))
+      return failure();
+    return matchBase(add.getPtr(), batch);
+  }
+  FailureOr<ArgOrConstant> arg = matchScalar(base);
+  if (failed(arg) || arg->argument < 0)
+    return failure();
+  return arg->argument;
+}
+
 } // namespace
 
 FailureOr<BlockAccess> mlir::tessel::matchBlockAccess(LoadOp load) {
   auto type = dyn_cast<RankedTensorType>(load.getType());
-  if (!type || type.getRank() != 2 || !load.getMask())
+  if (!type || type.getRank() != 2)
     return failure();
   // ptr = broadcast(base + r[:, None] * stride) + c[None, :]
   auto outer = load.getPtr().getDefiningOp<AddPtrOp>();
@@ -108,29 +141,45 @@ FailureOr<BlockAccess> mlir::tessel::matchBlockAccess(LoadOp load) {
     }
   if (!row)
     return failure();
+  BlockAccess access;
   FailureOr<std::pair<Value, int64_t>> rowRange = matchRange(row), colRange = matchRange(col);
-  FailureOr<ArgOrConstant> baseArg = matchScalar(base), strideArg = matchScalar(stride);
-  if (failed(rowRange) || failed(colRange) || failed(baseArg) || baseArg->argument < 0 ||
-      failed(strideArg) || rowRange->second != type.getDimSize(0) ||
+  FailureOr<int64_t> baseArg = matchBase(base, access.batch);
+  FailureOr<ArgOrConstant> strideArg = matchScalar(stride);
+  if (failed(rowRange) || failed(colRange) || failed(baseArg) || failed(strideArg) ||
+      access.batch.size() > 2 || rowRange->second != type.getDimSize(0) ||
       colRange->second != type.getDimSize(1))
     return failure();
-  // mask = (r[:, None] < rows) & (c[None, :] < cols), either order.
-  auto both = load.getMask().getDefiningOp<arith::AndIOp>();
-  if (!both)
+  access.baseArgument = *baseArg;
+  access.rowStride = *strideArg;
+  access.row = rowRange->first;
+  access.col = colRange->first;
+  access.blockRows = type.getDimSize(0);
+  access.blockCols = type.getDimSize(1);
+  // Without a bound, a dimension reads what the load names: columns from 0 exactly the
+  // tile's, anything else as far as the coordinates go.
+  access.rows.value = kUnboundedExtent;
+  access.cols.value = access.col ? kUnboundedExtent : access.blockCols;
+  Value mask = load.getMask();
+  if (!mask)
+    return access;
+  // mask = (r[:, None] < rows) & (c[None, :] < cols), either order, or one of the two.
+  if (auto both = mask.getDefiningOp<arith::AndIOp>()) {
+    for (auto [x, y] : {std::pair(both.getLhs(), both.getRhs()), std::pair(both.getRhs(), both.getLhs())}) {
+      FailureOr<ArgOrConstant> rows = matchBound(x, row, 1), cols = matchBound(y, col, 0);
+      if (failed(rows) || failed(cols))
+        continue;
+      access.rows = *rows;
+      access.cols = *cols;
+      return access;
+    }
     return failure();
-  for (auto [x, y] : {std::pair(both.getLhs(), both.getRhs()), std::pair(both.getRhs(), both.getLhs())}) {
-    FailureOr<ArgOrConstant> rows = matchBound(x, row, 1), cols = matchBound(y, col, 0);
-    if (failed(rows) || failed(cols))
-      continue;
-    BlockAccess access;
-    access.baseArgument = baseArg->argument;
-    access.rowStride = *strideArg;
+  }
+  if (FailureOr<ArgOrConstant> rows = matchBound(mask, row, 1); succeeded(rows)) {
     access.rows = *rows;
+    return access;
+  }
+  if (FailureOr<ArgOrConstant> cols = matchBound(mask, col, 0); succeeded(cols)) {
     access.cols = *cols;
-    access.row = rowRange->first;
-    access.col = colRange->first;
-    access.blockRows = type.getDimSize(0);
-    access.blockCols = type.getDimSize(1);
     return access;
   }
   return failure();

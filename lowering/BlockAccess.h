@@ -10,6 +10,13 @@
 // that from a tensor map; base, stride and bounds must be kernel arguments (or
 // constants) so that the runtime can encode the map before the launch.
 //
+// The matrix may be one of a batch: base = arg + i * s_i + j * s_j (attention's
+// `q + b * q_sb + h * q_sh`), each index any i32 the kernel computes, each stride an
+// argument or constant (at most two: a tensor map has five dimensions). Either bound may
+// be missing from the mask, or the mask altogether: the load then reads every row (or
+// column) it names, and the bound is kUnboundedExtent (columns starting at 0: the tile's
+// width, exactly what it reads).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_LOWERING_BLOCKACCESS_H
 #define TESSEL_LOWERING_BLOCKACCESS_H
@@ -24,8 +31,18 @@ struct ArgOrConstant {
   int64_t value = 0;
 };
 
+/// One outer dimension of a batched matrix: the base moves by `index` * `stride`.
+struct BatchIndex {
+  Value index; // i32
+  ArgOrConstant stride;
+};
+
+/// The bound of a dimension no mask bounds (a tensor map's coordinates are i32).
+inline constexpr int64_t kUnboundedExtent = int64_t(1) << 31;
+
 struct BlockAccess {
   int64_t baseArgument;  // the !tessel.ptr kernel argument
+  SmallVector<BatchIndex, 2> batch; // where in a batch of matrices (none: one matrix)
   ArgOrConstant rowStride; // elements from one row to the next
   ArgOrConstant rows, cols; // the matrix's bounds
   Value row, col;        // i32 start of the block (null: 0; sign extensions skipped)

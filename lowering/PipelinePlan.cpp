@@ -109,37 +109,51 @@ bool isKnownMultiple(LoadOp load, const ArgOrConstant &v, int64_t multiple) {
   return attr && attr.getInt() % multiple == 0;
 }
 
+bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch);
+
 /// Whether each load of `loop` is copied by the bulk tensor engine (TMA): loads feeding
-/// an async (wgmma) dot as an operand named in `operands` (their buffers get wgmma's
-/// swizzled layout), or, on sm_90 and up, an mma.sync dot as an operand named in
-/// `mmaOperands` (their buffers get the plain swizzled layout), that read one block of a
-/// row-major matrix (BlockAccess.h) whose base and row stride are 16-byte aligned (the
-/// tensor map's requirement: the divisible-by-16 variant).
+/// an async (wgmma) dot, or only register-A wgmma dots as B in a loop whose dots run on
+/// wgmma (as is or transposed: the ring's wgmma_b layout is what a box lands either
+/// way), as an operand named in
+/// `operands` (their buffers get wgmma's swizzled layout), or, on sm_90 and up, an
+/// mma.sync dot as an operand named in `mmaOperands` (their buffers get the plain
+/// swizzled layout; one matrix with both bounds, the form measured there), that read one
+/// block of a row-major matrix (BlockAccess.h) whose base and strides are 16-byte aligned
+/// (the tensor map's requirement: the divisible-by-16 variant).
 SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots,
                                ArrayRef<DotOp> mmaDots, StringRef operands,
-                               StringRef mmaOperands) {
+                               StringRef mmaOperands, bool mmaPath, unsigned numWarps,
+                               StringRef arch) {
   SmallVector<bool> viaTma;
   for (LoadOp load : loads) {
+    FailureOr<BlockAccess> access = matchBlockAccess(load);
     bool wanted = llvm::any_of(asyncDots, [&](DotOp dot) {
       return (dot.getA() == load.getResult() && operands.contains('a')) ||
              (dot.getB() == load.getResult() && operands.contains('b'));
     });
-    wanted |= llvm::any_of(mmaDots, [&](DotOp dot) {
+    wanted |= !mmaPath && operands.contains('b') && feedsOnlyRegisterWgmmaB(load, numWarps, arch);
+    bool plainMatrix = succeeded(access) && access->batch.empty() &&
+                       access->rows.value != kUnboundedExtent &&
+                       access->cols.value != kUnboundedExtent;
+    wanted |= plainMatrix && llvm::any_of(mmaDots, [&](DotOp dot) {
       bool isA = dot.getA() == load.getResult();
       if (!isA && dot.getB() != load.getResult())
         return false;
       return mmaOperands.contains(isA ? 'a' : 'b') && fitsSwizzledMmaOperand(load, isA);
     });
-    FailureOr<BlockAccess> access = matchBlockAccess(load);
-    auto aligned = [&](const ArgOrConstant &v, int64_t multiple) {
-      return isKnownMultiple(load, v, multiple);
+    int64_t elementBytes = getElementTypeOrSelf(load.getType()).getIntOrFloatBitWidth() / 8;
+    // The pointer's divisibility is in bytes, the strides' in elements.
+    auto aligned = [&](const ArgOrConstant &stride) {
+      return isKnownMultiple(load, stride, 16 / elementBytes);
     };
     bool ok = wanted && succeeded(access);
     if (ok) {
       ArgOrConstant base;
       base.argument = access->baseArgument;
-      // The pointer's divisibility is in bytes, the stride's in elements (2 bytes here).
-      ok = aligned(base, 16) && aligned(access->rowStride, 8);
+      ok = isKnownMultiple(load, base, 16) && aligned(access->rowStride) &&
+           llvm::all_of(access->batch, [&](const BatchIndex &outer) {
+             return aligned(outer.stride);
+           });
     }
     viaTma.push_back(ok);
   }
@@ -298,11 +312,7 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
       if (getMmaK(dot) != 0 && getPreferredDotLayout(dot, numWarps))
         p.mmaDots.push_back(dot);
   p.viaTma = findTmaLoads(p.loads, p.asyncDots, p.mmaDots, options.tmaOperands,
-                          options.mmaTmaOperands);
-  // A ring read through tessel.trans is a wgmma_b buffer, filled by cp.async.
-  for (auto [load, tma] : llvm::zip(p.loads, p.viaTma))
-    if (llvm::any_of(load->getUsers(), [](Operation *user) { return isa<TransOp>(user); }))
-      tma = false;
+                          options.mmaTmaOperands, p.mmaPath, numWarps, arch);
   if (stages >= 3)
     llvm::append_range(p.asyncDots,
                        findAsyncDots(loop, p.loads, [&](DotOp dot) {

@@ -11,8 +11,8 @@ using namespace mlir::tessel;
 using namespace mlir::tessel::pipeline;
 
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
-/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, row_order]
-/// [, col_blocks]}.
+/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, batch_strides]
+/// [, row_order][, col_blocks]}.
 /// Bounds and stride are {"param": i} or {"value": v}; row_order "interleave8" for an
 /// "interleaved" ring. A wgmma A's box is 8 rows (its 8-row groups are
 /// permuted in shared memory for the wgmma accumulator layout); every other box is the
@@ -41,6 +41,12 @@ DictionaryAttr pipeline::tensorMapRecipe(OpBuilder &b, LoadOp load, const BlockA
   fields.set("row_stride", scalar(access.rowStride));
   fields.set("box", b.getI64ArrayAttr({boxRows, boxCols}));
   fields.set("dtype", b.getStringAttr(elem.isBF16() ? "bf16" : elem.isF16() ? "f16" : "f32"));
+  if (!access.batch.empty()) {
+    SmallVector<Attribute> strides;
+    for (const BatchIndex &outer : access.batch)
+      strides.push_back(scalar(outer.stride));
+    fields.set("batch_strides", b.getArrayAttr(strides));
+  }
   if (interleaved)
     fields.set("row_order", b.getStringAttr("interleave8"));
   if (colBlocks > 1)

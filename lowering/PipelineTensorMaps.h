@@ -19,9 +19,10 @@
 namespace mlir::tessel::pipeline {
 
 /// What the runtime needs to encode the tensor map of `access` (parameter `index`):
-/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, row_order]
-/// [, col_blocks]}.
-/// Bounds and stride are {"param": i} or {"value": v}; row_order "interleave8" for an
+/// {param, pointer, rows, cols, row_stride, box = [rows, cols], dtype[, batch_strides]
+/// [, row_order][, col_blocks]}.
+/// Bounds and strides are {"param": i} or {"value": v}; batch_strides, one per outer
+/// dimension of a batched matrix (in elements); row_order "interleave8" for an
 /// "interleaved" ring. A wgmma A's box is 8 rows (its 8-row groups are
 /// permuted in shared memory for the wgmma accumulator layout); every other box is the
 /// tile's rows by 128 bytes of columns (one swizzle block); col_blocks > 1: how many

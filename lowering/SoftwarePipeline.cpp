@@ -35,8 +35,10 @@
 // iteration, so copies run one iteration less ahead (D = S-2): the slot iteration i fills
 // was last read by dot i-2, which every thread retired before iteration i's barrier.
 //
-// Operands of such dots named by the `tma` option ("b" by default) that read one block of
-// a row-major matrix (BlockAccess.h), 16-byte aligned, come by the bulk tensor engine
+// Operands of such dots named by the `tma` option ("b" by default), and B operands of
+// register-A wgmma dots (as is or through trans: attention's K and V), that read one block
+// of a row-major matrix (BlockAccess.h; one of a batch at computed indices, as attention's
+// (batch, head) tiles are), 16-byte aligned, come by the bulk tensor engine
 // instead of cp.async: a `tessel.tma_copy` per load from a tensor-map kernel parameter
 // (appended to the function; its recipe goes to the module's tessel.tensor_maps for the
 // package), one mbarrier per slot, and at the top of iteration j a
@@ -293,7 +295,10 @@ void LoopPipeliner::emitCopies(OpBuilder &b, Value iv, Value slot) {
       bool waits = shared && !emptyWait.empty();
       // One op per statement (argument evaluation order is unspecified).
       Value col = start(access.col), row = start(access.row);
-      TmaCopyOp::create(b, loc, map, row, col, ValueRange(), tile, barrier, inRange, whole,
+      SmallVector<Value, 2> batch;
+      for (const BatchIndex &outer : access.batch)
+        batch.push_back(mapping.lookupOrDefault(outer.index));
+      TmaCopyOp::create(b, loc, map, row, col, batch, tile, barrier, inRange, whole,
                         shared ? active : Value(), waits ? emptyWait[0] : Value(),
                         waits ? emptyWait[1] : Value(), waits ? emptyWait[2] : Value(),
                         shared ? b.getI64IntegerAttr(multicastB) : IntegerAttr());
