@@ -98,7 +98,10 @@ run)
   build=${TESSEL_GPU_BUILD:-$carry/../build-gpu}
   mkdir -p "$out"
   stages=${*:-build tests softmax}
-  commit=$(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  # The snapshot's COMMIT, or one the caller wrote into the carry (a working-tree copy's
+  # .git may name an older HEAD than the files it holds).
+  commit=$(cat COMMIT "$carry/COMMIT" 2>/dev/null | head -n 1 || true)
+  commit=${commit:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
   {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "commit: $commit"
