@@ -29,14 +29,18 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
   auto integer = [](mlir::DictionaryAttr dict, llvm::StringRef name) {
     return mlir::cast<mlir::IntegerAttr>(dict.get(name)).getInt();
   };
-  auto scalar = [&](mlir::DictionaryAttr dict, llvm::StringRef name) {
-    auto inner = mlir::cast<mlir::DictionaryAttr>(dict.get(name));
+  // {"param": i} or {"value": v}.
+  auto paramOrValue = [&](mlir::Attribute attr) {
+    auto inner = mlir::cast<mlir::DictionaryAttr>(attr);
     ParamOrValue pv;
     if (inner.get("param"))
       pv.param = int(integer(inner, "param"));
     else
       pv.value = integer(inner, "value");
     return pv;
+  };
+  auto scalar = [&](mlir::DictionaryAttr dict, llvm::StringRef name) {
+    return paramOrValue(dict.get(name));
   };
   for (mlir::Attribute attr : records) {
     auto dict = mlir::cast<mlir::DictionaryAttr>(attr);
@@ -52,11 +56,8 @@ std::vector<TensorMapSpec> tensorMapsOf(mlir::ModuleOp module) {
     // The pipeliner writes bf16, f16 or f32.
     map.dtype = *parseDType(mlir::cast<mlir::StringAttr>(dict.get("dtype")).getValue().str());
     if (auto strides = dict.getAs<mlir::ArrayAttr>("batch_strides"))
-      for (mlir::Attribute stride : strides) {
-        mlir::NamedAttrList wrapped;
-        wrapped.set("s", stride);
-        map.batchStrides.push_back(scalar(wrapped.getDictionary(dict.getContext()), "s"));
-      }
+      for (mlir::Attribute stride : strides)
+        map.batchStrides.push_back(paramOrValue(stride));
     if (auto order = dict.getAs<mlir::StringAttr>("row_order"))
       map.interleave8 = order.getValue() == "interleave8";
     if (auto blocks = dict.getAs<mlir::IntegerAttr>("col_blocks"))

@@ -109,17 +109,45 @@ bool isKnownMultiple(LoadOp load, const ArgOrConstant &v, int64_t multiple) {
   return attr && attr.getInt() % multiple == 0;
 }
 
-bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch);
+/// Whether every use of `load` is the B operand of a register-A wgmma dot (WgmmaLayout.h),
+/// as is (N filling 128-byte rows: read N-major) or through a `tessel.trans` that only
+/// that dot uses (K filling them: read K-major). One ring in the wgmma_b layout then serves
+/// them all (the backward's Q and dO feed one dot each way).
+bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
+  int64_t perRow = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
+  // `user` reads `operand` as B only, K-major (its K in whole rows) or N-major (its N).
+  auto wgmmaB = [&](Operation *user, Value operand, bool kMajor) {
+    auto dot = dyn_cast_or_null<DotOp>(user);
+    if (!dot || dot.getB() != operand || dot.getA() == operand ||
+        !canUseRegisterWgmma(dot, numWarps, arch))
+      return false;
+    // An A loaded in the same loop gets a ring of its own and is read from shared memory:
+    // the dot then runs on shared-A wgmma or mma.sync, neither of which reads this ring's
+    // transposed view (matmul with a column-major B on sm_90a).
+    if (auto aLoad = dot.getA().getDefiningOp<LoadOp>();
+        aLoad && aLoad->getBlock() == dot->getBlock())
+      return false;
+    auto a = cast<ShapedType>(dot.getA().getType());
+    auto b = cast<ShapedType>(dot.getB().getType());
+    return (kMajor ? a.getDimSize(1) : b.getDimSize(1)) % perRow == 0;
+  };
+  return !load->use_empty() && llvm::all_of(load->getUsers(), [&](Operation *user) {
+    if (auto trans = dyn_cast<TransOp>(user))
+      return trans->hasOneUse() &&
+             wgmmaB(*trans->user_begin(), trans.getResult(), /*kMajor=*/true);
+    return wgmmaB(user, load.getResult(), /*kMajor=*/false);
+  });
+}
 
 /// Whether each load of `loop` is copied by the bulk tensor engine (TMA): loads feeding
-/// an async (wgmma) dot, or only register-A wgmma dots as B in a loop whose dots run on
-/// wgmma (as is or transposed: the ring's wgmma_b layout is what a box lands either
-/// way), as an operand named in
-/// `operands` (their buffers get wgmma's swizzled layout), or, on sm_90 and up, an
-/// mma.sync dot as an operand named in `mmaOperands` (their buffers get the plain
-/// swizzled layout; one matrix with both bounds, the form measured there), that read one
-/// block of a row-major matrix (BlockAccess.h) whose base and strides are 16-byte aligned
-/// (the tensor map's requirement: the divisible-by-16 variant).
+/// an async (wgmma) dot as an operand named in `operands`, or, with "b" named, only
+/// register-A wgmma dots as B in a loop whose dots run on wgmma (as is or transposed: the
+/// ring's wgmma_b layout is what a box lands either way); their buffers get wgmma's
+/// swizzled layout. On sm_90 and up, also an mma.sync dot's operand named in
+/// `mmaOperands` (the plain swizzled layout; one matrix with both bounds, the form
+/// measured there). Each must read one block of a row-major matrix (BlockAccess.h) whose
+/// base and strides are 16-byte aligned (the tensor map's requirement: the
+/// divisible-by-16 variant).
 SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots,
                                ArrayRef<DotOp> mmaDots, StringRef operands,
                                StringRef mmaOperands, bool mmaPath, unsigned numWarps,
@@ -161,36 +189,6 @@ SmallVector<bool> findTmaLoads(ArrayRef<LoadOp> loads, ArrayRef<DotOp> asyncDots
 }
 
 /// Loads of `loop` that can be pipelined (see the pass description).
-/// Whether every use of `load` is the B operand of a register-A wgmma dot (WgmmaLayout.h),
-/// as is (N filling 128-byte rows: read N-major) or through a `tessel.trans` that only
-/// that dot uses (K filling them: read K-major). One ring in the wgmma_b layout then serves
-/// them all (the backward's Q and dO feed one dot each way).
-bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
-  int64_t perRow = getSwizzleBlockColumns(getElementTypeOrSelf(load.getType()));
-  // `user` reads `operand` as B only, K-major (its K in whole rows) or N-major (its N).
-  auto wgmmaB = [&](Operation *user, Value operand, bool kMajor) {
-    auto dot = dyn_cast_or_null<DotOp>(user);
-    if (!dot || dot.getB() != operand || dot.getA() == operand ||
-        !canUseRegisterWgmma(dot, numWarps, arch))
-      return false;
-    // An A loaded in the same loop gets a ring of its own and is read from shared memory:
-    // the dot then runs on shared-A wgmma or mma.sync, neither of which reads this ring's
-    // transposed view (matmul with a column-major B on sm_90a).
-    if (auto aLoad = dot.getA().getDefiningOp<LoadOp>();
-        aLoad && aLoad->getBlock() == dot->getBlock())
-      return false;
-    auto a = cast<ShapedType>(dot.getA().getType());
-    auto b = cast<ShapedType>(dot.getB().getType());
-    return (kMajor ? a.getDimSize(1) : b.getDimSize(1)) % perRow == 0;
-  };
-  return !load->use_empty() && llvm::all_of(load->getUsers(), [&](Operation *user) {
-    if (auto trans = dyn_cast<TransOp>(user))
-      return trans->hasOneUse() &&
-             wgmmaB(*trans->user_begin(), trans.getResult(), /*kMajor=*/true);
-    return wgmmaB(user, load.getResult(), /*kMajor=*/false);
-  });
-}
-
 SmallVector<LoadOp> findPipelinableLoads(scf::ForOp loop, unsigned numWarps, StringRef arch,
                                          llvm::SetVector<Operation *> &slice) {
   SmallVector<LoadOp> loads;
