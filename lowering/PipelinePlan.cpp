@@ -251,9 +251,14 @@ SharedLayout ringLayout(const PipelinePlan &p, LoadOp load, unsigned numWarps,
 
 /// Whether the values the copies of `loop` need from outside it (its bounds, the
 /// operands of their address slice) come from pure, region-free ops of the function's
-/// body, which a producer partition can compute again for itself.
+/// body, which a producer partition can compute again for itself. The loop lies in the
+/// function's body, or in the consumers' partition an earlier loop of it became.
 bool producerCanRecompute(scf::ForOp loop, const PipelinePlan &p) {
-  if (!isa<func::FuncOp>(loop->getParentOp()))
+  Operation *parent = loop->getParentOp();
+  auto ws = dyn_cast<WarpSpecializeOp>(parent);
+  if (ws && loop->getParentRegion() == &ws.getConsumers())
+    parent = ws->getParentOp();
+  if (!isa<func::FuncOp>(parent))
     return false;
   SmallVector<Value> worklist{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
   for (Operation *op : p.slice)
@@ -334,7 +339,7 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
   // wgmma dots keep them first: the asynchronous wgmma runs while they are issued.
   p.copiesLast = p.mmaPath && p.asyncDots.empty() && (p.anyCpAsync || stages > 2);
   p.warpSpecialize = options.warpSpecialize && options.multicastB <= 1 && !p.anyCpAsync &&
-                     !p.asyncDots.empty() && numWarps % 4 == 0 &&
+                     !p.mmaPath && numWarps % 4 == 0 &&
                      numWarps + kProducerWarps <= 32 && producerCanRecompute(loop, p);
   return p;
 }

@@ -45,9 +45,10 @@ struct PipelinePlan {
   unsigned distance = 0;   // iterations copied ahead
   unsigned tmaCount = 0;   // loads copied by the bulk tensor engine
   /// Producer warps issue the copies and the numWarps consumer warps compute
-  /// (tessel.warp_specialize): every load by the bulk tensor engine, the dots in flight,
-  /// the loop at the function's top level and what its copies need computable again
-  /// by the producer (pure ops of the function's body).
+  /// (tessel.warp_specialize): every load by the bulk tensor engine, the dots on wgmma,
+  /// the loop at the function's top level (or in the consumers' partition an earlier
+  /// loop made) and what its copies need computable again by the producer (pure ops of
+  /// the function's body).
   bool warpSpecialize = false;
 };
 

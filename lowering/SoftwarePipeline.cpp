@@ -165,10 +165,15 @@ Value LoopPipeliner::barrierRing(unsigned count) {
 LogicalResult LoopPipeliner::allocate() {
   MLIRContext *ctx = rewriter.getContext();
   // A warp-specialized program sets up its rings and mbarriers first, for both
-  // partitions.
-  if (plan.warpSpecialize)
-    rewriter.setInsertionPointToStart(loop->getBlock());
-  else
+  // partitions (before the partitions, where an earlier loop made them).
+  if (plan.warpSpecialize) {
+    Block &entry = loop->getParentOfType<func::FuncOp>().getBody().front();
+    auto partitions = entry.getOps<WarpSpecializeOp>();
+    if (partitions.empty())
+      rewriter.setInsertionPointToStart(&entry);
+    else
+      rewriter.setInsertionPoint(*partitions.begin());
+  } else
     rewriter.setInsertionPoint(loop);
   for (auto [load, layout] : llvm::zip(plan.loads, plan.ringLayouts)) {
     auto type = cast<RankedTensorType>(load.getType());
@@ -455,14 +460,18 @@ LogicalResult LoopPipeliner::rewrite() {
 // The function's body after the setup (rings, mbarriers, the barrier after their
 // initialisation) becomes the consumers' region of a tessel.warp_specialize: its loop
 // waits for slot j % S's copies (full mbarrier, parity (j / S) & 1), issues the dots,
-// and once the dots of iteration j - 1 have retired (after the last dot_wait {1})
-// releases slot (j - 1) % S: one arrival per consumer warp on its "consumed" mbarrier.
-// The producer's region runs the same iterations, each waiting for its slot's release
-// from the round before (parity ((j / S) & 1) ^ 1, which a fresh mbarrier passes at
-// once: the first S iterations do not wait) and copying into it. What the copies need
-// from the consumers' code (bounds, addresses) the producer computes again: pure ops,
-// cloned (PipelinePlan.cpp checked). The registers move from the producer (it only
-// issues copies) to the consumers.
+// and once the dots of iteration j - 1 have retired releases slot (j - 1) % S: one
+// arrival per consumer warp on its "consumed" mbarrier. That is after iteration j's
+// last dot_wait {1} where a dot stays in flight, else at the top of iteration j (every
+// dot of j - 1 was waited for in its iteration, AsyncDots.cpp). The producer's region
+// runs the same iterations, each waiting for its slot's release from the round before
+// (parity ((j / S) & 1) ^ 1, which a fresh mbarrier passes at once: the first S
+// iterations do not wait) and copying into it. A later loop of the function (each has
+// its own rings) is already in the consumers' region; its producer loop follows the
+// earlier ones', so the producer runs ahead into it. What the copies need from the
+// consumers' code (bounds, addresses) the producer computes again: pure ops, cloned
+// (PipelinePlan.cpp checked). The registers move from the producer (it only issues
+// copies) to the consumers.
 //===----------------------------------------------------------------------===//
 
 /// setmaxnreg counts for `consumerWarps` consumer warps and one producer warpgroup:
@@ -551,19 +560,23 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   loop = newLoop;
   Value readSlot = newLoop.getRegionIterArgs().back();
 
-  // The partitions; the producer's loop copies from the loads' addresses (before the
-  // consumers' loads become slots).
-  Block *body = newLoop->getBlock();
-  rewriter.setInsertionPointAfter(setupEnd);
-  auto [producerRegisters, consumerRegisters] = registerCounts(plan.numWarps);
-  auto ws = WarpSpecializeOp::create(rewriter, loc, kProducerWarps, producerRegisters,
-                                     consumerRegisters);
-  Block *producer = rewriter.createBlock(&ws.getProducer());
-  Block *consumers = rewriter.createBlock(&ws.getConsumers());
-  consumers->getOperations().splice(consumers->end(), body->getOperations(),
-                                    std::next(ws->getIterator()),
-                                    body->getTerminator()->getIterator());
-  OpBuilder b = OpBuilder::atBlockBegin(producer);
+  // The partitions (made by the function's first specialized loop); the producer's
+  // loop copies from the loads' addresses (before the consumers' loads become slots).
+  WarpSpecializeOp ws = loop->getParentOfType<WarpSpecializeOp>();
+  if (!ws) {
+    Block *body = newLoop->getBlock();
+    rewriter.setInsertionPointAfter(setupEnd);
+    auto [producerRegisters, consumerRegisters] = registerCounts(plan.numWarps);
+    ws = WarpSpecializeOp::create(rewriter, loc, kProducerWarps, producerRegisters,
+                                  consumerRegisters);
+    rewriter.createBlock(&ws.getProducer());
+    Block *consumers = rewriter.createBlock(&ws.getConsumers());
+    consumers->getOperations().splice(consumers->end(), body->getOperations(),
+                                      std::next(ws->getIterator()),
+                                      body->getTerminator()->getIterator());
+  }
+  Block *producer = &ws.getProducer().front();
+  OpBuilder b = OpBuilder::atBlockEnd(producer);
   emitProducerLoop(b);
 
   // The consumers wait for a slot's copies, and release the previous iteration's slot
@@ -576,7 +589,10 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   Operation *lastWait = nullptr;
   for (DotWaitOp wait : newLoop.getBody()->getOps<DotWaitOp>())
     lastWait = wait;
-  rewriter.setInsertionPointAfter(lastWait);
+  if (lastWait)
+    rewriter.setInsertionPointAfter(lastWait);
+  else
+    rewriter.setInsertionPointToStart(newLoop.getBody());
   Value isFirst = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, readSlot,
                                         constant(rewriter, i32, 0));
   Value previous = arith::SelectOp::create(
