@@ -10,6 +10,7 @@
 #include "compiler/KernelRecord.h"
 #include "compiler/Ptxas.h"
 #include "compiler/VariantCompiler.h"
+#include "dialect/Target.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "package/Hash.h"
@@ -82,21 +83,30 @@ void checkDefinesAreUsed(const std::vector<const fe::ast::Function *> &kernels,
 }
 
 /// The kernel's configurations after -D, without those over maxStages (an error when
-/// none is left).
+/// none is left) and, for targets without wgmma, without those that ask for warp
+/// specialization: their loops could not specialize, and they would repeat another
+/// configuration (the autotuner would time the same code twice).
 std::optional<std::vector<fe::Specialization>>
 resolveKernelConfigs(const fe::ast::Function &kernel, const CompileOptions &options,
                      fe::DiagnosticEngine &diags) {
   auto configs = fe::resolveConfigs(kernel, options.defines, options.numWarps, diags);
-  if (!configs || options.maxStages == 0)
+  if (!configs)
     return configs;
+  bool canSpecialize = mlir::tessel::Target(options.arch).hasWgmma();
+  bool droppedSpecialized = false;
   configs->erase(std::remove_if(configs->begin(), configs->end(),
                                 [&](const fe::Specialization &spec) {
-                                  return spec.numStages > options.maxStages;
+                                  if (spec.warpSpecialize && !canSpecialize)
+                                    return droppedSpecialized = true;
+                                  return options.maxStages && spec.numStages > options.maxStages;
                                 }),
                  configs->end());
   if (configs->empty()) {
-    diags.error(kernel.nameRange, "--max-stages " + std::to_string(options.maxStages) +
-                                      " leaves no configuration of kernel '" + kernel.name + "'");
+    std::string why = options.maxStages ? "--max-stages " + std::to_string(options.maxStages) : "";
+    if (droppedSpecialized)
+      why += std::string(why.empty() ? "" : " and ") + "--arch " + options.arch +
+             " (warp_specialize needs sm_90a)";
+    diags.error(kernel.nameRange, why + " leaves no configuration of kernel '" + kernel.name + "'");
     return std::nullopt;
   }
   return configs;

@@ -48,7 +48,8 @@ KernelInfo describeKernel(const fe::ast::Function &kernel,
     Json constexprs = Json::object();
     for (const auto &[name, value] : spec.constexprs)
       constexprs.set(name, constToJson(value));
-    info.addConfig(constexprs.asObject(), int(spec.numWarps), int(spec.numStages));
+    info.addConfig(constexprs.asObject(), int(spec.numWarps), int(spec.numStages))
+        .warpSpecialize = spec.warpSpecialize;
   }
   return info;
 }

@@ -71,6 +71,13 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
           (warps ? spec.numWarps : spec.numStages) = unsigned(v->intValue);
           continue;
         }
+        if (kw.name == "warp_specialize") {
+          if (!v->isBool())
+            diags.error(kw.value->range, "warp_specialize must be True or False");
+          else
+            spec.warpSpecialize = v->intValue != 0;
+          continue;
+        }
         const ast::Param *p = kernel.param(kw.name);
         if (!p || p->kind != ast::ParamKind::Constexpr) {
           diags.error(kw.nameRange, "config sets '" + kw.name + "', which is not a constexpr "

@@ -1,7 +1,8 @@
 //===- frontend/Config.h - kernel configurations and specialisations -------===//
 //
 // A kernel is compiled once per configuration: the constexpr values (from an
-// @autotune config, the defaults and -D overrides) plus num_warps/num_stages.
+// @autotune config, the defaults and -D overrides) plus num_warps/num_stages and
+// warp_specialize.
 // Plain C++ (no MLIR).
 //
 //===----------------------------------------------------------------------===//
@@ -28,6 +29,9 @@ struct Specialization {
   ConstexprValues constexprs;
   unsigned numWarps = 4;
   unsigned numStages = 1;
+  /// config(..., warp_specialize=True): its pipelined loops run in a producer and
+  /// consumer partitions where they qualify (as tesselc --warp-specialize does for all).
+  bool warpSpecialize = false;
   /// Runtime parameters assumed divisible by 16: pointers 16-byte aligned,
   /// integers multiples of 16.
   std::set<std::string> divisibleBy16;

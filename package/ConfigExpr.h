@@ -1,7 +1,7 @@
 //===- package/ConfigExpr.h - Prune conditions over tile configs -*- C++ -*-===//
 //
 // @autotune(prune=...) is a condition on a configuration's constexprs,
-// num_warps, num_stages and the launch's key values. The key values are only
+// num_warps, num_stages, warp_specialize and the launch's key values. The key values are only
 // known at run time, so tesselc stores the condition as text (the Python-like
 // expression as the frontend prints it) and the runtime evaluates it here, on
 // the first launch with a new key. A small, total evaluator: errors are

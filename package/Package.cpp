@@ -69,7 +69,7 @@ std::string Config::text() const {
   for (const Json::Member &member : constexprs)
     text += member.first + "=" + constexprText(member.second) + " ";
   return text + "num_warps=" + std::to_string(numWarps) +
-         " num_stages=" + std::to_string(numStages);
+         " num_stages=" + std::to_string(numStages) + (warpSpecialize ? " warp_specialize" : "");
 }
 
 const Json *Config::find(std::string_view name) const {
@@ -197,6 +197,13 @@ public:
            ", expected a value in [" + std::to_string(min) + ", " +
            std::to_string(max) + "]");
     return result;
+  }
+
+  bool boolean(std::string_view name) const {
+    const Json &value = require(name);
+    if (!value.isBool())
+      wrongType(name, "true or false", value);
+    return value.asBool();
   }
 
   const Json::Array &array(std::string_view name) const {
@@ -334,6 +341,7 @@ struct StoredVariant {
   Json::Object constexprs;
   int numWarps = 4;
   int numStages = 1;
+  bool warpSpecialize = false;
   Variant variant;
 };
 
@@ -348,6 +356,8 @@ static StoredVariant readVariant(const Json &json, const std::string &where) {
   stored.constexprs = fields.objectField("constexprs");
   stored.numWarps = int(fields.integer("num_warps", 1, kMaxNumWarps));
   stored.numStages = int(fields.integer("num_stages", 1, kMaxNumStages));
+  if (json.find("warp_specialize"))
+    stored.warpSpecialize = fields.boolean("warp_specialize");
   variant.sharedBytes = fields.integer("shared_bytes", 0, int64_t(1) << 40);
   variant.arch = fields.string("arch");
   variant.entry = fields.string("entry");
@@ -392,12 +402,14 @@ static void gatherConfigs(KernelInfo &kernel, const Json::Array &variants,
       config.constexprs = std::move(stored.constexprs);
       config.numWarps = stored.numWarps;
       config.numStages = stored.numStages;
+      config.warpSpecialize = stored.warpSpecialize;
     } else if (config.constexprs != stored.constexprs) {
       throw Error(vwhere + ": config " + std::to_string(index) +
                   " has different constexprs than its first variant");
-    } else if (config.numWarps != stored.numWarps || config.numStages != stored.numStages) {
+    } else if (config.numWarps != stored.numWarps || config.numStages != stored.numStages ||
+               config.warpSpecialize != stored.warpSpecialize) {
       throw Error(vwhere + ": config " + std::to_string(index) +
-                  " has different num_warps/num_stages than its first variant");
+                  " has different num_warps/num_stages/warp_specialize than its first variant");
     }
     config.addVariant(std::move(stored.variant));
   }
@@ -483,6 +495,7 @@ std::vector<std::string> tessel::pruneNames(const KernelInfo &kernel) {
   std::vector<std::string> names = kernel.constexprParams;
   names.push_back("num_warps");
   names.push_back("num_stages");
+  names.push_back("warp_specialize");
   names.insert(names.end(), kernel.autotuneKey.begin(),
                kernel.autotuneKey.end());
   return names;
@@ -686,6 +699,8 @@ Json Package::toJson() const {
       v.set("constexprs", Json(config.constexprs));
       v.set("num_warps", config.numWarps);
       v.set("num_stages", config.numStages);
+      if (config.warpSpecialize)
+        v.set("warp_specialize", true);
       v.set("shared_bytes", variant.sharedBytes);
       v.set("arch", variant.arch);
       v.set("entry", variant.entry);

@@ -128,6 +128,8 @@ struct Config {
   Json::Object constexprs;
   int numWarps = 4;
   int numStages = 1;
+  /// config(..., warp_specialize=True) (the variants that qualified have producer warps).
+  bool warpSpecialize = false;
   /// At least the generic variant; specialisations and other archs besides.
   std::vector<Variant> variants;
 
@@ -136,7 +138,8 @@ struct Config {
   /// An integer (or bool) constexpr's value; throws tessel::Error naming the
   /// configuration and its constexprs when `name` is not one of them.
   int64_t operator[](std::string_view name) const;
-  /// "BLOCK=1024 num_warps=4 num_stages=1" for messages, logs and tuning records.
+  /// "BLOCK=1024 num_warps=4 num_stages=1" (and " warp_specialize") for messages, logs
+  /// and tuning records.
   std::string text() const;
   /// Adds a variant of this configuration (sets its `config`).
   Variant &addVariant(Variant variant);

@@ -30,7 +30,7 @@ std::string tessel::pruneReason(const KernelInfo &kernel, const ConfigExpr &prun
                                 const Config &config, const Arg *args) {
   if (prune.empty())
     return {};
-  Json warps(config.numWarps), stages(config.numStages);
+  Json warps(config.numWarps), stages(config.numStages), specialized(config.warpSpecialize);
   std::vector<std::pair<std::string, Json>> keys;
   for (const std::string &name : kernel.autotuneKey)
     if (int index = kernel.paramIndex(name); index >= 0)
@@ -40,6 +40,8 @@ std::string tessel::pruneReason(const KernelInfo &kernel, const ConfigExpr &prun
       return &warps;
     if (name == "num_stages")
       return &stages;
+    if (name == "warp_specialize")
+      return &specialized;
     for (const auto &[keyName, value] : keys)
       if (keyName == name)
         return &value;

@@ -249,7 +249,7 @@ TEST_F(Autotuner, PruneFromTheApiIsOredWithThePackages) {
   o.prune = "BLOCK > m";
   EXPECT_EQ(errorOf([&] { TunedKernel::load(package, "inc", o); }),
             "TuneOptions::prune 'BLOCK > m' uses 'm', which is not one of "
-            "BLOCK, num_warps, num_stages, n");
+            "BLOCK, num_warps, num_stages, warp_specialize, n");
 }
 
 TEST_F(Autotuner, AutotuneOffTakesTheFirstValidConfig) {

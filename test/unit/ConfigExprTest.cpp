@@ -142,7 +142,7 @@ TEST(AutotunePackage, ValidationNamesTheProblem) {
   package.kernels[0].autotunePrune = "BLOCK < n_rows";
   EXPECT_EQ(errorOf([&] { package.validate(); }),
             "softmax.tslpkg: kernel 'softmax': autotune_prune 'BLOCK < n_rows' "
-            "uses 'n_rows', which is not one of BLOCK, num_warps, num_stages, "
+            "uses 'n_rows', which is not one of BLOCK, num_warps, num_stages, warp_specialize, "
             "n_cols");
 
   package = test::samplePackage();

@@ -95,6 +95,30 @@ TEST(Package, ProducerWarpsRoundTripAndCountInTheBlock) {
   EXPECT_NE(message.find("producer_warps"), std::string::npos) << message;
 }
 
+// config(..., warp_specialize=True) is the configuration's: every variant repeats it, and
+// its text (the tuning records' name for it) differs from the same tiles without it.
+TEST(Package, WarpSpecializeIsPartOfTheConfiguration) {
+  Package original = samplePackage();
+  Config &config = original.kernels[0].configs[0];
+  std::string plain = config.text();
+  config.warpSpecialize = true;
+  EXPECT_EQ(config.text(), plain + " warp_specialize");
+  std::string text = original.serialize();
+  Package parsed = Package::parse(text, "softmax.tslpkg");
+  EXPECT_TRUE(parsed.kernels[0].configs[0].warpSpecialize);
+  EXPECT_EQ(parsed.serialize(), text);
+
+  Json root = sampleJson();
+  variantJson(root, 0, 1).set("warp_specialize", true);
+  std::string message = errorOf(root.dump());
+  EXPECT_NE(message.find("different num_warps/num_stages/warp_specialize"), std::string::npos)
+      << message;
+  variantJson(root, 0, 0).set("warp_specialize", 1);
+  message = errorOf(root.dump());
+  EXPECT_NE(message.find("'warp_specialize' must be true or false"), std::string::npos)
+      << message;
+}
+
 TEST(Package, ParsesTheDocumentedExample) {
   const char *text = R"({ "format": "tessel-package", "version": 1,
     "compiler": "tesselc 0.1.0", "source": "kernels/softmax.tsl",

@@ -104,6 +104,7 @@ Json reportJson(const tesselc::Options &opts, const std::string &output,
       config.set("constexprs", Json(record.constexprs));
       config.set("num_warps", int64_t(record.numWarps));
       config.set("num_stages", int64_t(record.numStages));
+      config.set("warp_specialize", record.warpSpecialize);
       double configMs = 0;
       for (const compiler::VariantReport &v : result.variants) {
         if (v.kernel != kernel.name || v.config != c)
@@ -115,6 +116,7 @@ Json reportJson(const tesselc::Options &opts, const std::string &output,
           divisible.push(name);
         entry.set("divisible_by_16", divisible);
         entry.set("shared_bytes", v.sharedBytes);
+        entry.set("producer_warps", int64_t(variant.producerWarps));
         entry.set("ptx_lines", int64_t(v.ptxLines));
         entry.set("compile_ms", v.ms);
         entry.set("stage_ms", stageJson(v.stages));
