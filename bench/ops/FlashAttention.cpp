@@ -58,17 +58,22 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device) {
   std::string dir = packageDir();
   std::string file = flashAttentionPackage(dtype, causal, device);
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = loaded.find(file + "|" + options.prune);
+  std::string key = file + "|" + options.prune + "|" + options.forwardPrune;
+  auto it = loaded.find(key);
   if (it != loaded.end())
     return it->second;
   Package package = Package::load(dir + "/" + file + ".tslpkg");
-  TuneOptions tuning;
+  TuneOptions tuning, forward;
   tuning.prune = options.prune;
-  Kernels k{TunedKernel::load(package, "attention_fwd", tuning),
+  forward.prune = options.forwardPrune.empty() ? options.prune
+                  : options.prune.empty()      ? options.forwardPrune
+                                               : "(" + options.prune + ") or (" +
+                                                     options.forwardPrune + ")";
+  Kernels k{TunedKernel::load(package, "attention_fwd", forward),
             TunedKernel::load(package, "attention_bwd_preprocess"),
             TunedKernel::load(package, "attention_bwd_dkdv", tuning),
             TunedKernel::load(package, "attention_bwd_dq", tuning)};
-  return loaded.emplace(file + "|" + options.prune, std::move(k)).first->second;
+  return loaded.emplace(key, std::move(k)).first->second;
 }
 
 CUstream currentStream() {

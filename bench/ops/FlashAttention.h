@@ -39,6 +39,9 @@ struct FlashAttentionOptions {
   /// An extra prune condition for the forward, dK/dV and dQ kernels' autotuning (e.g.
   /// "num_stages != 2" to run only the 2-stage tiles; tests use it to cover every tile).
   std::string prune;
+  /// Or-ed with `prune` for the forward alone ("not warp_specialize": only its
+  /// warp-specialized tiles).
+  std::string forwardPrune;
 };
 
 /// The process-wide options flashAttention() uses (set before the first call).

@@ -217,6 +217,42 @@ TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
   EXPECT_GT(checked, 0) << "no pipeline depth has tiles for d=" << d << ": nothing was checked";
 }
 
+// The warp-specialized forward tiles alone (sm_90a packages; a producer warpgroup copies K
+// and V by TMA into rings the consumers release): query lengths that are multiples of 16
+// take the specialised variant, the one whose loads come by TMA; key lengths ragged or not,
+// both loops (unmasked, then masked tiles), a program whose loops run no tile (causal, more
+// queries than keys), several (batch, head) pairs.
+TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(5);
+  auto [dt, d] = GetParam();
+  if (dt.exact)
+    GTEST_SKIP() << "no wgmma for exact f32";
+  ops::flashAttentionOptions().forwardPrune = "not warp_specialize";
+  int checked = 0;
+  for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1024, 1024, true},
+                                {512, 1000, false}, {256, 1000, true}, {1024, 256, true},
+                                {128, 64, false}, {2048, 2048, false}}) {
+    try {
+      checkCase(2, 3, lq, lk, d, causal, dt.dtype, dt.exact,
+                std::string(dt.name) + " d=" + std::to_string(d) + " warp-specialized lq=" +
+                    std::to_string(lq) + " lk=" + std::to_string(lk) + (causal ? " causal" : ""),
+                dt.suffix);
+      ++checked;
+    } catch (const std::exception &e) {
+      // Packages and head dims without such tiles say every config was pruned.
+      EXPECT_NE(std::string(e.what()).find("no configuration can run"), std::string::npos)
+          << e.what();
+    }
+  }
+  ops::flashAttentionOptions().forwardPrune.clear();
+  std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
+  bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
+  if (hopper && std::string(dt.suffix) == "auto" && (d == 64 || d == 128)) {
+    EXPECT_EQ(checked, 6) << "the sm_90a package has warp-specialized tiles for d=" << d;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     DTypesAndHeadDims, FlashAttentionGpu,
     ::testing::Combine(::testing::Values(DTypeCase{"bf16", torch::kBFloat16, false},
