@@ -160,7 +160,8 @@ VariantOutput VariantCompiler::compile(const fe::ast::Function &kernel,
   mlir::tessel::buildTesselToLLVMPipeline(
       pm, mlir::tessel::LoweringOptions{spec.numWarps, options_.tmaOperands, options_.mmaTmaOperands,
                                         options_.multicastB, options_.asyncDots,
-                                        options_.warpSpecialize || spec.warpSpecialize});
+                                        options_.warpSpecialize || spec.warpSpecialize,
+                                        options_.warpgroupTurns});
   if (mlir::failed(pm.run(*module))) {
     if (!diags_.hasErrors())
       diags_.error(kernel.nameRange, "lowering of kernel '" + kernel.name + "' failed");

@@ -15,6 +15,17 @@ def Tessel_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner", [
 }
 def Tessel_ReduceKindAttr : EnumAttr<Tessel_Dialect, Tessel_ReduceKind, "reduce_kind">;
 
+// tessel.warpgroup_turn: give the first turn, wait for one's turn, pass it on.
+def Tessel_WarpgroupTurnStep : I32EnumAttr<"WarpgroupTurnStep", "step of the warpgroups' turns", [
+    I32EnumAttrCase<"Start", 0, "start">,
+    I32EnumAttrCase<"Wait", 1, "wait">,
+    I32EnumAttrCase<"Pass", 2, "pass">]> {
+  let cppNamespace = "::mlir::tessel";
+  let genSpecializedAttr = 0;
+}
+def Tessel_WarpgroupTurnStepAttr : EnumAttr<Tessel_Dialect, Tessel_WarpgroupTurnStep,
+                                            "warpgroup_turn_step">;
+
 // How a !tessel.shared buffer lays out its rows (lowering/WgmmaLayout.h has the
 // formulas). Padded rows unless a pass chose a 128-byte swizzle for a reader.
 def Tessel_SharedLayout : I32EnumAttr<"SharedLayout", "layout of a shared buffer", [

@@ -496,6 +496,28 @@ def Tessel_MBarrierArriveOp : Tessel_Op<"mbarrier_arrive"> {
 // Warp specialization (made by -tessel-software-pipeline with warp-specialize)
 //===----------------------------------------------------------------------===//
 
+def Tessel_WarpgroupTurnOp : Tessel_Op<"warpgroup_turn"> {
+  let summary = "Consumer warpgroups take turns at issuing their products";
+  let description = [{
+    The `groups` consumer warpgroups of a warp-specialized program issue their products in
+    turn (FlashAttention-3's ping-pong), so that one warpgroup's softmax runs while the
+    next one's products do: one named barrier per warpgroup (ids 3 ..; `bar.sync 1` and
+    `2` are the partitions'), of 256 threads (the warpgroup and the one before it).
+    - `start`: the last warpgroup gives the first its first turn (`bar.arrive` on the
+      first's barrier), once, before any `wait`.
+    - `wait`: a warpgroup waits for its turn (`bar.sync` on its barrier).
+    - `pass`: it gives the next warpgroup its turn (`bar.arrive` on the next's barrier).
+    Every warpgroup must run the same sequence of waits and passes.
+
+    ```mlir
+    tessel.warpgroup_turn wait {groups = 2 : i32}
+    ```
+  }];
+  let arguments = (ins Tessel_WarpgroupTurnStepAttr:$step,
+                       ConfinedAttr<I32Attr, [IntMinValue<2>, IntMaxValue<13>]>:$groups);
+  let assemblyFormat = "$step attr-dict";
+}
+
 def Tessel_WarpSpecializeOp : Tessel_Op<"warp_specialize",
     [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
   let summary = "Run one region in producer warps and another in the consumer warps";

@@ -34,6 +34,8 @@ struct LoweringOptions {
   bool asyncDots = true;
   /// Warp-specialize pipelined loops whose loads all come by TMA (a producer warpgroup).
   bool warpSpecialize = false;
+  /// In such loops, consumer warpgroups take turns at their products (ping-pong).
+  bool warpgroupTurns = true;
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

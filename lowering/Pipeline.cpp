@@ -25,6 +25,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   pipelineOptions.mmaTmaOperands = options.mmaTmaOperands;
   pipelineOptions.multicastB = options.multicastB;
   pipelineOptions.warpSpecialize = options.warpSpecialize;
+  pipelineOptions.warpgroupTurns = options.warpgroupTurns;
   pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

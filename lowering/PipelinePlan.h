@@ -25,6 +25,7 @@ struct PipelineOptions {
   StringRef tmaOperands, mmaTmaOperands;
   unsigned multicastB;
   bool warpSpecialize = false;
+  bool warpgroupTurns = true;
 };
 
 struct PipelinePlan {

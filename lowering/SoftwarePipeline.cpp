@@ -128,6 +128,8 @@ private:
   void releaseSharedSlot(Value ahead, Value readSlot, Value writeSlot);
   void replaceLoadsBySlots(Value readSlot);
   void retireAsyncDots();
+  /// Ping-pong: the consumer warpgroups issue the loop's first product in turn.
+  void takeTurns(WarpSpecializeOp ws);
 
   scf::ForOp loop, newLoop;
   PipelinePlan plan; // PipelinePlan.cpp
@@ -545,6 +547,33 @@ static LogicalResult recomputeIn(Block *block, Region &from) {
   return success();
 }
 
+// With two or more consumer warpgroups and the dots retiring within the iteration (a
+// product, then what uses it, then the next product), the warpgroups would issue and
+// wait in step: the tensor cores idle while both compute the softmax. Taking turns at the
+// first product of each iteration (FlashAttention-3's ping-pong) staggers them by it, so
+// one warpgroup's softmax runs while the other's products do. The first turn is given
+// once per program, before the consumers' code; a later loop continues the same turns
+// (every warpgroup runs the same iterations).
+void LoopPipeliner::takeTurns(WarpSpecializeOp ws) {
+  int32_t groups = int32_t(plan.numWarps / 4);
+  auto dots = newLoop.getBody()->getOps<DotOp>();
+  if (groups < 2 || dots.empty())
+    return;
+  DotOp first = *dots.begin();
+  auto turn = [&](WarpgroupTurnStep step) {
+    WarpgroupTurnOp::create(rewriter, loc, step, groups);
+  };
+  Block &consumers = ws.getConsumers().front();
+  if (consumers.getOps<WarpgroupTurnOp>().empty()) {
+    rewriter.setInsertionPointToStart(&consumers);
+    turn(WarpgroupTurnStep::Start);
+  }
+  rewriter.setInsertionPoint(first);
+  turn(WarpgroupTurnStep::Wait);
+  rewriter.setInsertionPointAfter(first);
+  turn(WarpgroupTurnStep::Pass);
+}
+
 LogicalResult LoopPipeliner::rewriteSpecialized() {
   // The consumers' loop carries the slot it reads.
   rewriter.setInsertionPoint(loop);
@@ -601,6 +630,8 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
                                       newLoop.getInductionVar(), newLoop.getLowerBound());
   MBarrierArriveOp::create(rewriter, loc, slotOf(rewriter, loc, consumed, previous), later);
+  if (!lastWait && options.warpgroupTurns)
+    takeTurns(ws);
   if (failed(recomputeIn(producer, ws.getConsumers())))
     return failure();
   ModuleOp module = ws->getParentOfType<ModuleOp>();
@@ -619,7 +650,8 @@ struct TesselSoftwarePipelinePass
       return;
     unsigned numWarps = getNumWarps(module);
     StringRef arch = Target::of(module).arch();
-    PipelineOptions options{tmaOperands, mmaTmaOperands, multicastB, warpSpecialize};
+    PipelineOptions options{tmaOperands, mmaTmaOperands, multicastB, warpSpecialize,
+                            warpgroupTurns};
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) {

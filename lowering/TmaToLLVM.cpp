@@ -262,6 +262,34 @@ struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
   }
 };
 
+/// Warpgroup g's turn is named barrier kFirstTurnBarrier + g (bar.sync 1 and 2 are the
+/// partitions', TileToLLVMUtils.h): 128 threads of the warpgroup before it arrive, its own
+/// 128 wait.
+struct WarpgroupTurnLowering : OpConversionPattern<WarpgroupTurnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  static constexpr int kFirstTurnBarrier = 3;
+  LogicalResult matchAndRewrite(WarpgroupTurnOp op, OneToNOpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    int groups = op.getGroups();
+    std::string first = std::to_string(kFirstTurnBarrier);
+    std::string text = "{\n.reg .b32 g;\n.reg .pred p;\nmov.u32 g, %tid.x;\nshr.u32 g, g, 7;\n";
+    switch (op.getStep()) {
+    case WarpgroupTurnStep::Start:
+      text += "setp.eq.u32 p, g, " + std::to_string(groups - 1) + ";\n@p bar.arrive " + first +
+              ", 256;\n}";
+      break;
+    case WarpgroupTurnStep::Wait:
+      text += "add.u32 g, g, " + first + ";\nbar.sync g, 256;\n}";
+      break;
+    case WarpgroupTurnStep::Pass:
+      text += "add.u32 g, g, 1;\nsetp.eq.u32 p, g, " + std::to_string(groups) +
+              ";\nselp.u32 g, 0, g, p;\nadd.u32 g, g, " + first + ";\nbar.arrive g, 256;\n}";
+      break;
+    }
+    return replaceWithPtx(rewriter, op, ValueRange(), text, "");
+  }
+};
+
 /// Lane 0 of the warp (where $1) arrives on the mbarrier at $0, releasing the warp's reads.
 struct MBarrierArriveLowering : OpConversionPattern<MBarrierArriveOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -324,5 +352,5 @@ void mlir::tessel::assignTmaIssuers(ModuleOp module) {
 void mlir::tessel::populateTmaToLLVMPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
   patterns.add<MBarrierInitLowering, TmaCopyLowering, MBarrierWaitLowering,
-               MBarrierArriveLowering, ClusterReleaseLowering, ClusterSizeLowering>(converter, patterns.getContext());
+               MBarrierArriveLowering, WarpgroupTurnLowering, ClusterReleaseLowering, ClusterSizeLowering>(converter, patterns.getContext());
 }
