@@ -44,8 +44,9 @@ struct CompileOptions {
   unsigned multicastB = 1;
   /// sm_90a: run -tessel-async-dots (register-A wgmma dots wait at their first use).
   bool asyncDots = true;
-  /// sm_90a: consumer warpgroups of a warp-specialized loop take turns (ping-pong).
-  bool warpgroupTurns = true;
+  /// sm_90a: consumer warpgroups of a warp-specialized loop take turns (ping-pong; off:
+  /// measured no faster on attention's forward, docs/attention.md).
+  bool warpgroupTurns = false;
   /// sm_90a: warp-specialize pipelined loops whose loads all come by TMA.
   bool warpSpecialize = false;
   /// Compile only the configurations with at most this many pipeline stages (0: all).

@@ -35,7 +35,7 @@ struct LoweringOptions {
   /// Warp-specialize pipelined loops whose loads all come by TMA (a producer warpgroup).
   bool warpSpecialize = false;
   /// In such loops, consumer warpgroups take turns at their products (ping-pong).
-  bool warpgroupTurns = true;
+  bool warpgroupTurns = false;
 };
 
 /// Tile IR (frontend output) -> LLVM + NVVM dialects, ready for translation.

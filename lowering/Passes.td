@@ -86,7 +86,7 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
            "Where every load of a loop comes by the bulk tensor engine and its dots stay in "
            "flight: a producer warpgroup copies, the num_warps consumer warps compute "
            "(tessel.warp_specialize)">,
-    Option<"warpgroupTurns", "warpgroup-turns", "bool", /*default=*/"true",
+    Option<"warpgroupTurns", "warpgroup-turns", "bool", /*default=*/"false",
            "In a specialized loop whose dots retire within the iteration, two or more "
            "consumer warpgroups issue their first product in turn (tessel.warpgroup_turn: "
            "one's softmax runs while the other's products do)">,

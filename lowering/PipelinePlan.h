@@ -25,7 +25,7 @@ struct PipelineOptions {
   StringRef tmaOperands, mmaTmaOperands;
   unsigned multicastB;
   bool warpSpecialize = false;
-  bool warpgroupTurns = true;
+  bool warpgroupTurns = false;
 };
 
 struct PipelinePlan {

@@ -49,8 +49,9 @@ OPTIONS:
                        run in two partitions: a producer warpgroup issues the copies, the
                        num_warps consumer warps compute (docs/matmul.md); a configuration
                        asks for it with config(..., warp_specialize=True)
-  --no-warpgroup-turns sm_90a: the consumer warpgroups of such a loop issue their products
-                       when ready instead of in turn (to measure what ping-pong is worth)
+  --warpgroup-turns    sm_90a: the consumer warpgroups of such a loop whose dots retire
+                       within the iteration issue its first product in turn (ping-pong;
+                       off by default: measured no faster on attention, docs/attention.md)
   --max-stages N       Compile only the configurations with num_stages <= N (e.g. for
                        builds whose pipelined loops are slow to compile and gain
                        little, such as exact-f32 FMA dots; default: all)
@@ -196,8 +197,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       opts.compile.ptxas = v;
     } else if (is("--no-async-dots")) {
       opts.compile.asyncDots = false;
-    } else if (is("--no-warpgroup-turns")) {
-      opts.compile.warpgroupTurns = false;
+    } else if (is("--warpgroup-turns")) {
+      opts.compile.warpgroupTurns = true;
     } else if (is("--warp-specialize")) {
       opts.compile.warpSpecialize = true;
     } else if (is("--kernel")) {
