@@ -153,6 +153,21 @@ struct DTypeCase {
 
 class FlashAttentionGpu : public ::testing::TestWithParam<std::tuple<DTypeCase, int>> {};
 
+/// checkCase under the options' prune conditions: 1 when it ran, 0 when they left no tile
+/// for this head dim (the message says every config was pruned: fine); any other error
+/// fails the test.
+int checkUnlessAllPruned(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d,
+                         bool causal, const DTypeCase &dt, const std::string &label) {
+  try {
+    checkCase(batch, heads, lq, lk, d, causal, dt.dtype, dt.exact, label, dt.suffix);
+    return 1;
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("no configuration can run"), std::string::npos)
+        << e.what();
+    return 0;
+  }
+}
+
 TEST_P(FlashAttentionGpu, MatchesFloat64ByTheFlashAttentionRule) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(0);
@@ -198,19 +213,11 @@ TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
     ops::flashAttentionOptions().prune = prune;
     for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1000, 1000, true},
                                   {777, 1025, false}, {1025, 777, true}}) {
-      try {
-        checkCase(1, 2, lq, lk, d, causal, dt.dtype, dt.exact,
-                  std::string(dt.name) + " d=" + std::to_string(d) + " pruned: " + prune +
-                      " lq=" + std::to_string(lq) +
-                      " lk=" + std::to_string(lk) + (causal ? " causal" : ""),
-                dt.suffix);
-        ++checked;
-      } catch (const std::exception &e) {
-        // A head dim without tiles of this depth (the message says every config was
-        // pruned) is fine; anything else is not.
-        EXPECT_NE(std::string(e.what()).find("no configuration can run"), std::string::npos)
-            << e.what();
-      }
+      checked += checkUnlessAllPruned(1, 2, lq, lk, d, causal, dt,
+                                      std::string(dt.name) + " d=" + std::to_string(d) +
+                                          " pruned: " + prune + " lq=" + std::to_string(lq) +
+                                          " lk=" + std::to_string(lk) +
+                                          (causal ? " causal" : ""));
     }
   }
   ops::flashAttentionOptions().prune.clear();
@@ -233,17 +240,10 @@ TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
   for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1024, 1024, true},
                                 {512, 1000, false}, {256, 1000, true}, {1024, 256, true},
                                 {128, 64, false}, {2048, 2048, false}}) {
-    try {
-      checkCase(2, 3, lq, lk, d, causal, dt.dtype, dt.exact,
-                std::string(dt.name) + " d=" + std::to_string(d) + " warp-specialized lq=" +
-                    std::to_string(lq) + " lk=" + std::to_string(lk) + (causal ? " causal" : ""),
-                dt.suffix);
-      ++checked;
-    } catch (const std::exception &e) {
-      // Packages and head dims without such tiles say every config was pruned.
-      EXPECT_NE(std::string(e.what()).find("no configuration can run"), std::string::npos)
-          << e.what();
-    }
+    checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
+                                    std::string(dt.name) + " d=" + std::to_string(d) +
+                                        " warp-specialized lq=" + std::to_string(lq) +
+                                        " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
   }
   ops::flashAttentionOptions().forwardPrune.clear();
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
