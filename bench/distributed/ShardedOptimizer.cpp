@@ -1,6 +1,7 @@
 //===- bench/distributed/ShardedOptimizer.cpp - Optimizer-state sharding and ZeRO-1 ---===//
 
 #include "bench/distributed/ShardedOptimizer.h"
+#include "bench/distributed/Strategy.h"
 #include "bench/distributed/Buckets.h"
 
 #include "bench/model/AdamW.h"
@@ -167,10 +168,6 @@ bool perElement(const std::string &name) { return name != "step"; }
 constexpr int64_t kAlignElements = 16;
 
 int64_t alignUp(int64_t n) { return (n + kAlignElements - 1) / kAlignElements * kAlignElements; }
-
-int64_t bytesOf(const torch::Tensor &t) {
-  return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
-}
 
 } // namespace
 

@@ -38,11 +38,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "bench/distributed/DataParallel.h"
 #include "bench/distributed/ProcessGroup.h"
-#include "bench/distributed/ShardedOptimizer.h"
 #include "bench/distributed/Stats.h"
 #include "bench/distributed/StepTimer.h"
+#include "bench/distributed/Strategy.h"
 #include "bench/model/AdamW.h"
 #include "bench/model/Autocast.h"
 #include "bench/model/Nvtx.h"
@@ -159,18 +158,12 @@ struct CommonOptions {
   }
 };
 
-/// What one configuration runs.
+/// What one configuration runs: a strategy (Strategy.h) and its options.
 struct TrainSetup {
   std::string label;
   bool bf16 = false;
-  std::optional<DdpOptions> ddp;     // none: no DataParallel (ZeRO-1)
-  std::optional<ShardMode> sharding; // none: AdamW over every parameter
-  double zeroBucketMb = 25;          // ZeRO-1's gradient bucket cap
-  bool overlapAllGather = false;     // ZeRO-1's all-gather overlapped with the next forward
-  bool bf16Gradients = false;        // ZeRO-1 reduce-scatters gradients in bf16
-  // bf16 DDP: the linears compute with bf16 copies that AdamW writes, and DDP
-  // all-reduces the copies' bf16 gradients (instead of autocast's casts and f32 ones)
-  bool workingCopies = false;
+  std::string strategy = "ddp";
+  StrategyOptions options;
 };
 
 struct Measured {
@@ -195,10 +188,6 @@ double msSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
-double bytesOf(const torch::Tensor &t) {
-  return t.defined() ? static_cast<double>(t.numel()) * t.element_size() : 0;
-}
-
 Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, const TrainSetup &setup) {
   torch::Device device = pg->device();
   bool cuda = device.is_cuda();
@@ -221,37 +210,10 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   torch::Tensor tokens = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
   torch::Tensor targets = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
 
-  std::vector<torch::Tensor> copies;
-  if (setup.workingCopies)
-    copies = lm->makeWorkingCopies(torch::kBFloat16);
-  std::unique_ptr<DataParallel> ddp;
-  if (setup.ddp)
-    ddp = std::make_unique<DataParallel>(lm.ptr(), pg, *setup.ddp, copies);
-  tessel::model::AdamWOptions adamw;
-  adamw.lr = o.lr;
-  std::string impl = o.resolvedAdamW(cuda);
-  adamw.impl = tessel::model::parseAdamWImpl(impl);
-  std::unique_ptr<ShardedOptimizer> shard;
-  std::unique_ptr<LocalOptimizer> full;
-  if (setup.sharding)
-    shard = std::make_unique<ShardedOptimizer>(lm->parameters(), pg, tesselAdamW(adamw),
-                                               *setup.sharding, setup.zeroBucketMb);
-  else
-    full = tesselAdamW(adamw, copies)(lm->parameters());
-  if (setup.bf16Gradients)
-    shard->reduceGradientsIn(torch::kBFloat16);
-  if (setup.overlapAllGather) {
-    shard->overlapAllGatherWithForward(true);
-    lm->setBeforeForward(
-        [&shard](torch::nn::Module &part) { shard->waitForParameters(part.parameters()); });
-  }
-
-  if (ddp) {
-    m.buckets = static_cast<int>(ddp->buckets().size());
-    m.bucketMb = static_cast<double>(ddp->bucketBytes()) / (1 << 20);
-    if (setup.ddp->autoBucketSize)
-      m.calibration = ddp->calibration();
-  }
+  StrategyOptions options = setup.options;
+  options.adamw.lr = o.lr;
+  options.adamw.impl = tessel::model::parseAdamWImpl(o.resolvedAdamW(cuda));
+  std::unique_ptr<Strategy> strategy = makeStrategy(setup.strategy, lm, pg, options);
   if (cuda) {
     tessel::bench::cudaSynchronize();
     m.initGiB = tessel::bench::cudaAllocatedBytes() / kGiB;
@@ -265,8 +227,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   constexpr int kMaxGatherWaits = 16;
   StepTimer marks(device, 6 + 2 * kMaxGatherWaits);
   int gatherWaits = 0;
-  if (shard)
-    shard->onCommunication([&marks, &gatherWaits](int i) {
+  strategy->onCommunication([&marks, &gatherWaits](int i) {
       if (i < 2)
         return marks.mark(4 + i);
       if (gatherWaits == kMaxGatherWaits)
@@ -277,12 +238,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     });
   bool hostPhases = o.syncPhases || !marks.onDevice();
   // The phases of a step; the loop below puts marks between them.
-  auto zeroGrad = [&] { // DataParallel owns the gradients when it is there; ZeRO-1 otherwise
-    if (ddp)
-      ddp->zeroGrad();
-    else if (shard)
-      shard->zeroGrad();
-  };
+  auto zeroGrad = [&] { strategy->zeroGrad(); };
   auto forwardBackward = [&] {
     torch::Tensor loss;
     {
@@ -296,15 +252,11 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   };
   auto synchronizeGradients = [&] {
     NvtxRange range("grad_sync_wait");
-    if (ddp)
-      ddp->finishGradientSynchronization();
+    return strategy->synchronizeGradients();
   };
   auto optimizerStep = [&] {
     NvtxRange range("optimizer");
-    if (shard)
-      shard->step();
-    else
-      full->step();
+    strategy->step();
   };
   torch::Tensor lastLoss;
   for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
@@ -327,8 +279,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     double forwardBackwardHost = msSince(start);
     auto waitStart = std::chrono::steady_clock::now();
     double syncCall = 0;
-    if (ddp) {
-      synchronizeGradients();
+    if (synchronizeGradients()) {
       syncCall = msSince(waitStart);
       if (o.syncPhases)
         pg->synchronizeDevice();
@@ -351,8 +302,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     if (timed) {
       m.stepMs.push_back(total);
       double shardWait = 0;
-      if (shard && !hostPhases) {
-        shardWait = shard->mode() == ShardMode::Zero1 ? marks.elapsedMs(4, 5) : 0.0;
+      if (!hostPhases) {
+        shardWait = strategy->waitsForGradientReductions() ? marks.elapsedMs(4, 5) : 0.0;
         for (int w = 0; w < gatherWaits; ++w)
           shardWait += marks.elapsedMs(6 + 2 * w, 7 + 2 * w);
       }
@@ -366,13 +317,6 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   m.waitTiming = o.syncPhases ? "host, stream synchronised around the call"
                  : marks.onDevice() ? "cuda events on the compute stream"
                                     : "host clock (cpu)";
-  if (ddp)
-    m.bucketsFromHooks = ddp->bucketsLaunchedDuringBackward();
-  if (shard && shard->mode() == ShardMode::Zero1) {
-    m.buckets = static_cast<int>(shard->numBuckets());
-    m.bucketsFromHooks = shard->bucketsLaunchedDuringBackward();
-    m.bucketMb = setup.zeroBucketMb;
-  }
   if (cuda)
     m.peakGiB = std::max({m.peakBeforeStepGiB, m.peakOptimizerGiB, m.initGiB});
   if (lastLoss.defined())
@@ -391,36 +335,22 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
         },
         3, "tessel-bench");
   }
-  if (shard) {
-    lm->setBeforeForward(nullptr);
-    shard->waitForAllParameters();
-  }
+  strategy->finish();
   {
     torch::NoGradGuard noGrad;
     for (const torch::Tensor &p : lm->parameters())
       m.paramChecksum += p.to(torch::kFloat64).sum().item<double>();
   }
 
-  // Memory breakdown of this rank.
-  for (const torch::Tensor &p : lm->parameters()) {
-    m.paramGiB += bytesOf(p) / kGiB;
-    m.gradGiB += bytesOf(p.grad()) / kGiB;
-  }
-  for (const torch::Tensor &c : copies) // the gradients are the copies'
-    if (c.defined()) {
-      m.paramGiB += bytesOf(c) / kGiB;
-      m.gradGiB += bytesOf(c.grad()) / kGiB;
-    }
-  if (shard && shard->mode() == ShardMode::Zero1) // .grad() views into it, or none (bf16)
-    m.gradGiB = static_cast<double>(shard->gradientBufferBytes()) / kGiB;
-  if (shard) {
-    m.stateGiB = shard->localStateBytes() / kGiB;
-  } else {
-    size_t n = lm->parameters().size();
-    for (size_t i = 0; i < n; ++i)
-      for (const auto &[name, t] : full->state(i))
-        m.stateGiB += bytesOf(t) / kGiB;
-  }
+  // Memory breakdown of this rank, and the strategy's buckets.
+  StrategyReport report = strategy->report();
+  m.paramGiB = report.paramBytes / kGiB;
+  m.gradGiB = report.gradBytes / kGiB;
+  m.stateGiB = report.stateBytes / kGiB;
+  m.buckets = report.buckets;
+  m.bucketsFromHooks = report.bucketsFromHooks;
+  m.bucketMb = report.bucketMb;
+  m.calibration = report.calibration;
 
   // The slowest rank's time per step.
   int64_t n = static_cast<int64_t>(m.stepMs.size());
@@ -474,7 +404,7 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("adamw", o.resolvedAdamW(pg->device().is_cuda()));
   r.set("kernels", o.kernels);
   r.set("matmul", o.matmul);
-  r.set("weight_cast", setup.workingCopies ? "optimizer" : "autocast");
+  r.set("weight_cast", setup.options.workingCopies ? "optimizer" : "autocast");
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);
   storeSummary(r, "comm_wait_ms", m.waitMs);
@@ -614,7 +544,7 @@ int runDdp(int argc, char **argv) {
     for (const std::string &cap : caps) {
       TrainSetup s;
       s.bf16 = bf16;
-      s.workingCopies = copies;
+      s.options.workingCopies = copies;
       s.label = name + suffix;
       if (cap == "auto") {
         d.autoBucketSize = true;
@@ -626,7 +556,7 @@ int runDdp(int argc, char **argv) {
           throw std::invalid_argument("bucket sizes must be positive");
         s.label = name + " " + cap + "MB" + suffix;
       }
-      s.ddp = d;
+      s.options.ddp = d;
       setups.push_back(s);
     }
   };
@@ -681,12 +611,10 @@ int runShard(int argc, char **argv) {
       "tessel-bench shard",
       "memory and step time with and without optimizer-state sharding (one process per rank)");
   o.addTo(flags);
-  flags.addList("sharding", "LIST",
-                "none (DDP + AdamW) | broadcast (DDP + sharded AdamW) | zero1 | zero1-prefetch "
-                "(ZeRO-1 whose parameter all-gather overlaps the next forward: each block waits "
-                "for its own parameters) | zero1-prefetch-bf16grad (and gradients reduce-scattered "
-                "in bf16, half the bytes; bf16 precision only)",
-                modes);
+  std::string known = "none (= ddp)";
+  for (const StrategyInfo &info : strategies())
+    known += " | " + info.name + " (" + info.summary + (info.bf16Only ? "; bf16 only" : "") + ")";
+  flags.addList("sharding", "LIST", known, modes);
   flags.add("bucket-mb", "MB", "bucket cap: DDP's, and ZeRO-1's gradient buckets", bucketMb);
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
@@ -698,24 +626,13 @@ int runShard(int argc, char **argv) {
         TrainSetup s;
         s.bf16 = precision == "bf16";
         s.label = mode;
-        s.zeroBucketMb = bucketMb;
-        DdpOptions d;
-        d.bucketSizeMb = bucketMb;
-        if (mode == "none") {
-          s.ddp = d;
-        } else if (mode == "zero1-prefetch" || mode == "zero1-prefetch-bf16grad") {
-          s.sharding = ShardMode::Zero1;
-          s.overlapAllGather = true;
-          s.bf16Gradients = mode == "zero1-prefetch-bf16grad";
-          if (s.bf16Gradients && !s.bf16) { // an fp32 run keeps fp32 gradients
-            std::fprintf(stderr, "tessel-bench shard: %s runs in bf16 only; skipped for fp32\n",
-                         mode.c_str());
-            continue;
-          }
-        } else {
-          s.sharding = parseShardMode(mode);
-          if (*s.sharding == ShardMode::Broadcast)
-            s.ddp = d;
+        s.strategy = mode == "none" ? "ddp" : mode;
+        s.options.bucketMb = bucketMb;
+        s.options.ddp.bucketSizeMb = bucketMb;
+        if (findStrategy(s.strategy).bf16Only && !s.bf16) { // an fp32 run keeps fp32 gradients
+          std::fprintf(stderr, "tessel-bench shard: %s runs in bf16 only; skipped for fp32\n",
+                       mode.c_str());
+          continue;
         }
         setups.push_back(s);
       }
