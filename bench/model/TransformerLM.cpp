@@ -249,14 +249,19 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor &tokens) {
               tokens.size(1), " is longer than the context length ", config_.contextLength);
   beforeForward(*tokenEmbeddings);
   torch::Tensor x = tokenEmbeddings(tokens), pending, normed;
+  afterForward(*tokenEmbeddings, {x});
   for (size_t i = 0; i < layers.size(); ++i) {
     beforeForward(*layers[i]);
     std::tie(x, pending) = layers[i]->forward(x, pending);
+    afterForward(*layers[i], {x, pending});
   }
   beforeForward(*lnFinal);
   std::tie(x, normed) = lnFinal->addForward(x, pending);
+  afterForward(*lnFinal, {normed});
   beforeForward(*lmHead);
-  return lmHead(normed);
+  torch::Tensor logits = lmHead(normed);
+  afterForward(*lmHead, {logits});
+  return logits;
 }
 
 void TransformerLMImpl::setAttention(AttentionImpl attention) {

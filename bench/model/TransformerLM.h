@@ -166,6 +166,12 @@ public:
   void setBeforeForward(std::function<void(torch::nn::Module &)> f) {
     beforeForward_ = std::move(f);
   }
+  /// `f` is called with each part right after its forward, with the outputs that carry
+  /// the part's result onward (a block: the residual stream and its pending output), so a
+  /// caller that frees a part's parameters after its forward (FSDP) can hook the part's
+  /// backward on them. Empty: nothing is called.
+  using AfterForward = std::function<void(torch::nn::Module &, const std::vector<torch::Tensor> &)>;
+  void setAfterForward(AfterForward f) { afterForward_ = std::move(f); }
   const ModelConfig &config() const { return config_; }
   /// Number of parameter elements actually held (== config().parameterCount()).
   int64_t numParameters() const;
@@ -180,9 +186,14 @@ private:
     if (beforeForward_)
       beforeForward_(part);
   }
+  void afterForward(torch::nn::Module &part, const std::vector<torch::Tensor> &outputs) {
+    if (afterForward_)
+      afterForward_(part, outputs);
+  }
 
   ModelConfig config_;
   std::function<void(torch::nn::Module &)> beforeForward_;
+  AfterForward afterForward_;
 };
 TORCH_MODULE(TransformerLM);
 
