@@ -8,11 +8,12 @@ namespace tessel::dist {
 // Each strategy file's variants (a new file adds its line below).
 std::vector<StrategyInfo> dataParallelStrategies(); // DdpStrategy.cpp
 std::vector<StrategyInfo> zero1Strategies();        // Zero1Strategy.cpp
+std::vector<StrategyInfo> fsdpStrategies();         // FsdpStrategy.cpp
 
 const std::vector<StrategyInfo> &strategies() {
   static const std::vector<StrategyInfo> all = [] {
     std::vector<StrategyInfo> list;
-    for (auto family : {dataParallelStrategies, zero1Strategies})
+    for (auto family : {dataParallelStrategies, zero1Strategies, fsdpStrategies})
       for (StrategyInfo &info : family())
         list.push_back(std::move(info));
     return list;

@@ -41,6 +41,8 @@ struct StrategyOptions {
   /// bf16 DDP: the linears compute with bf16 copies that AdamW writes, and DDP
   /// all-reduces the copies' bf16 gradients (instead of autocast's casts and f32 ones).
   bool workingCopies = false;
+  /// The step runs under bf16 autocast.
+  bool bf16 = false;
   tessel::model::AdamWOptions adamw;
 };
 
@@ -69,6 +71,8 @@ public:
   virtual void onCommunication(std::function<void(int)> mark) { (void)mark; }
   /// Whether marks 0 and 1 bracket a wait worth counting (see onCommunication).
   virtual bool waitsForGradientReductions() const { return false; }
+  /// The most waits for parameters (mark pairs 2, 3) one step may have.
+  virtual int maxParameterWaitsPerStep() const { return 16; }
   /// Ends training: waits for collectives in flight and leaves every parameter of the
   /// model holding its full, current value (for checksums and checkpoints).
   virtual void finish() {}
@@ -84,6 +88,9 @@ struct StrategyInfo {
   StrategyFactory make;
   /// Runs under bf16 autocast only (e.g. gradients reduced in bf16).
   bool bf16Only = false;
+  /// The model is built in host memory and the strategy moves to the device what a rank
+  /// keeps (a sharded model that need not fit one device).
+  bool buildModelOnHost = false;
 };
 
 /// Every strategy, in the order tables list them (Strategies.cpp).

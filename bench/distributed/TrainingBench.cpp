@@ -203,7 +203,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   }
   Measured m;
   torch::manual_seed(static_cast<uint64_t>(o.seed));
-  tessel::model::TransformerLM lm(config, device);
+  const StrategyInfo &info = findStrategy(setup.strategy);
+  tessel::model::TransformerLM lm(config, info.buildModelOnHost ? torch::Device(torch::kCPU) : device);
   torch::manual_seed(static_cast<uint64_t>(o.seed + 1 + pg->rank()));
   int64_t local = o.batch / pg->size();
   auto tokenOptions = torch::TensorOptions().dtype(torch::kInt64).device(device);
@@ -211,9 +212,10 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   torch::Tensor targets = torch::randint(config.vocabSize, {local, o.context}, tokenOptions);
 
   StrategyOptions options = setup.options;
+  options.bf16 = setup.bf16;
   options.adamw.lr = o.lr;
   options.adamw.impl = tessel::model::parseAdamWImpl(o.resolvedAdamW(cuda));
-  std::unique_ptr<Strategy> strategy = makeStrategy(setup.strategy, lm, pg, options);
+  std::unique_ptr<Strategy> strategy = info.make(lm, pg, options);
   if (cuda) {
     tessel::bench::cudaSynchronize();
     m.initGiB = tessel::bench::cudaAllocatedBytes() / kGiB;
@@ -224,13 +226,13 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   // sharded optimizer's wait for the gradient reductions, then a pair around each
   // of its waits for parameter all-gathers (in its step, or, overlapped with the
   // forward, in the next step's forward: counted in the step that waits).
-  constexpr int kMaxGatherWaits = 16;
-  StepTimer marks(device, 6 + 2 * kMaxGatherWaits);
+  const int maxGatherWaits = strategy->maxParameterWaitsPerStep();
+  StepTimer marks(device, 6 + 2 * maxGatherWaits);
   int gatherWaits = 0;
-  strategy->onCommunication([&marks, &gatherWaits](int i) {
+  strategy->onCommunication([&marks, &gatherWaits, maxGatherWaits](int i) {
       if (i < 2)
         return marks.mark(4 + i);
-      if (gatherWaits == kMaxGatherWaits)
+      if (gatherWaits == maxGatherWaits)
         throw std::logic_error("tessel-bench: more parameter all-gather waits in a step than "
                                "marks for them");
       marks.mark(6 + 2 * gatherWaits + (i - 2));
@@ -335,6 +337,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
         },
         3, "tessel-bench");
   }
+  strategy->onCommunication(nullptr); // what finish() waits for is not a step's
   strategy->finish();
   {
     torch::NoGradGuard noGrad;

@@ -100,6 +100,12 @@ TEST_P(DdpParity, Zero1BucketsReducedDuringBackwardMatchSingleProcessTraining) {
   EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
 }
 
+TEST_P(DdpParity, FullyShardedMatchesSingleProcessTrainingAndRefusesMisuse) {
+  WorkerRun run = runWorker(GetParam(), {"fsdp"});
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, DdpParity, ::testing::Values(2, 3),
                          [](const auto &info) { return std::to_string(info.param) + "ranks"; });
 

@@ -10,6 +10,7 @@
 //   tessel-dist-worker zero1-buckets       ZeRO-1 reducing small buckets during the backward
 //   tessel-dist-worker save CKPT REF       ZeRO-1 training, checkpoint, more steps
 //   tessel-dist-worker load CKPT REF       resume from CKPT, compare with REF
+//   tessel-dist-worker fsdp                fully sharded (ZeRO-3) training (FsdpScenario.cpp)
 //   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,7 @@
 #include "bench/model/AdamW.h"
 #include "bench/model/Autocast.h"
 #include "bench/model/TransformerLM.h"
+#include "test/distributed/ToyModel.h"
 
 #include <torch/torch.h>
 
@@ -33,97 +35,10 @@
 #include <vector>
 
 using namespace tessel::dist;
+using namespace tessel::disttest;
 
 namespace {
 
-constexpr int64_t kGlobalBatch = 12; // divisible by 1, 2, 3, 4 and 6
-constexpr int64_t kIn = 6, kHidden = 10, kOut = 3;
-
-/// A small MLP with the awkward parameters DDP must handle: one used only by
-/// rank 0 ("partial"), one nobody uses ("unused") and one frozen.
-struct ToyImpl : torch::nn::Module {
-  explicit ToyImpl(uint64_t seed) {
-    torch::manual_seed(seed);
-    // Registered first, so they come last in backward order (see DataParallel.h).
-    partial = register_module("partial", torch::nn::Linear(kHidden, kOut));
-    unused = register_module("unused", torch::nn::Linear(kOut, kOut));
-    fc1 = register_module("fc1", torch::nn::Linear(kIn, kHidden));
-    fc2 = register_module("fc2", torch::nn::Linear(kHidden, kHidden));
-    head = register_module("head", torch::nn::Linear(kHidden, kOut));
-    frozen = register_parameter("frozen", torch::randn({kOut}), /*requires_grad=*/false);
-  }
-  torch::Tensor forward(const torch::Tensor &x, bool usePartial) {
-    torch::Tensor h = torch::tanh(fc2->forward(torch::tanh(fc1->forward(x))));
-    torch::Tensor y = head->forward(h) + frozen;
-    return usePartial ? y + 0.5 * partial->forward(h) : y;
-  }
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, head{nullptr}, partial{nullptr}, unused{nullptr};
-  torch::Tensor frozen;
-};
-TORCH_MODULE(Toy);
-
-struct Batch {
-  torch::Tensor x, y;
-};
-
-/// The global batch of `step` (the same on every rank and world size).
-Batch globalBatch(int step) {
-  torch::manual_seed(1000 + step);
-  return {torch::randn({kGlobalBatch, kIn}), torch::randn({kGlobalBatch, kOut})};
-}
-
-Batch shardOf(const Batch &b, int rank, int world) {
-  int64_t n = kGlobalBatch / world;
-  return {b.x.narrow(0, rank * n, n), b.y.narrow(0, rank * n, n)};
-}
-
-/// Whether rank 0 also uses "partial" (not in the checkpoint scenarios, whose
-/// losses must not depend on the world size).
-bool gRankZeroUsesPartial = true;
-
-/// Rank r's loss on its shard.
-torch::Tensor rankLoss(Toy &model, const Batch &global, int rank, int world) {
-  Batch local = shardOf(global, rank, world);
-  return torch::mse_loss(model->forward(local.x, gRankZeroUsesPartial && rank == 0), local.y);
-}
-
-/// The single-process equivalent of one data-parallel step: the mean of every
-/// rank's loss (equal shards), so its gradient is the average DDP computes.
-torch::Tensor referenceLoss(Toy &model, const Batch &global, int world) {
-  torch::Tensor total = torch::zeros({});
-  for (int r = 0; r < world; ++r)
-    total = total + rankLoss(model, global, r, world);
-  return total / world;
-}
-
-double maxDiff(Toy &a, Toy &b) {
-  double worst = 0;
-  auto pa = a->named_parameters();
-  auto pb = b->parameters();
-  for (size_t i = 0; i < pa.size(); ++i) {
-    double d = (pa[i].value() - pb[i]).abs().max().item<double>();
-    if (std::getenv("TESSEL_TEST_VERBOSE"))
-      std::printf("  %s: %g\n", pa[i].key().c_str(), d);
-    worst = std::max(worst, d);
-  }
-  return worst;
-}
-
-int failures = 0;
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g", value);
-  return text;
-}
-
-void check(bool ok, const std::string &what, int rank) {
-  std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
-  if (!ok) {
-    ++failures;
-    std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
-  }
-}
 
 struct DdpCase {
   std::string name;
@@ -370,8 +285,6 @@ void trainSharded(const std::shared_ptr<ProcessGroup> &pg, Toy &model, ShardedOp
     shard.step();
   }
 }
-
-torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).weight_decay(0.1); }
 
 /// Trains with `mode` sharding and compares with single-process AdamW; checks
 /// that each rank holds optimizer state for its own shard only.
@@ -629,7 +542,7 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *usage = "usage: %s ddp|shard|zero1-buckets|save CKPT REF|load CKPT REF|peer-exits\n"
+  const char *usage = "usage: %s ddp|shard|zero1-buckets|fsdp|save CKPT REF|load CKPT REF|peer-exits\n"
                       "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
     std::fprintf(stderr, usage, argv[0]);
@@ -656,6 +569,8 @@ int main(int argc, char **argv) {
       return scenarioShard(pg);
     if (scenario == "zero1-buckets")
       return scenarioZero1Buckets(pg);
+    if (scenario == "fsdp")
+      return scenarioFsdp(pg);
     if (scenario == "save" || scenario == "load")
       gRankZeroUsesPartial = false;
     if (scenario == "save" && argc == 4)

@@ -1,0 +1,299 @@
+//===- bench/distributed/FullySharded.cpp - Fully sharded data parallel (ZeRO-3) -===//
+#include "bench/distributed/FullySharded.h"
+#include "bench/distributed/Strategy.h"
+
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace tessel::dist {
+
+class FullySharded::GradReadyHook : public torch::autograd::PostAccumulateGradHook {
+public:
+  GradReadyHook(FullySharded &owner, size_t unit) : owner_(owner), unit_(unit) {}
+  void operator()(const torch::autograd::Variable &) override { owner_.onGradReady(unit_); }
+
+private:
+  FullySharded &owner_; // the destructor removes the hooks
+  size_t unit_;
+};
+
+namespace {
+/// Chunks are multiples of 16 elements, so every rank's chunk starts 64-byte aligned.
+constexpr int64_t kChunkAlign = 16;
+
+torch::Tensor emptyOn(torch::Device device, torch::ScalarType dtype) {
+  return torch::empty({0}, torch::TensorOptions().dtype(dtype).device(device));
+}
+} // namespace
+
+FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_ptr<ProcessGroup> pg,
+                           OptimizerFactory factory, FullyShardedOptions options)
+    : pg_(std::move(pg)), options_(options) {
+  if (!pg_ || !factory)
+    throw std::invalid_argument("FullySharded needs a process group and an optimizer factory");
+  if (options_.prefetch < 0)
+    throw std::invalid_argument("FullySharded: prefetch must be >= 0");
+  torch::NoGradGuard noGrad;
+  int world = pg_->size(), rank = pg_->rank();
+  std::unordered_set<const c10::TensorImpl *> seen;
+  std::vector<torch::Tensor> flats;
+  for (torch::nn::Module *module : units) {
+    Unit u;
+    u.name = module->name() + " #" + std::to_string(units_.size());
+    int64_t numel = 0;
+    for (torch::Tensor &p : module->parameters()) {
+      if (!p.requires_grad())
+        continue;
+      if (!seen.insert(p.unsafeGetTensorImpl()).second)
+        throw std::invalid_argument("FullySharded: a parameter belongs to two units (" + u.name + ")");
+      if (p.scalar_type() != torch::kFloat)
+        throw std::invalid_argument("FullySharded: parameters must be f32 (the master dtype)");
+      u.params.push_back(p);
+      u.shapes.push_back(p.sizes().vec());
+      u.numels.push_back(p.numel());
+      u.offsets.push_back(numel);
+      numel += p.numel();
+    }
+    if (u.params.empty())
+      throw std::invalid_argument("FullySharded: unit " + u.name + " has no parameter to train");
+    int64_t perRank = (numel + world - 1) / world;
+    u.chunk = (perRank + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+    torch::Tensor flat = torch::zeros({world * u.chunk}, u.params[0].options());
+    for (size_t i = 0; i < u.params.size(); ++i)
+      flat.narrow(0, u.offsets[i], u.params[i].numel()).copy_(u.params[i].reshape(-1));
+    unitIndex_[module] = units_.size();
+    units_.push_back(std::move(u));
+    flats.push_back(flat);
+  }
+  if (units_.empty())
+    throw std::invalid_argument("FullySharded: no units");
+  checkRanksAgree(flats);
+
+  std::vector<torch::Tensor> shards;
+  for (size_t k = 0; k < units_.size(); ++k) {
+    Unit &u = units_[k];
+    u.shard = flats[k].narrow(0, rank * u.chunk, u.chunk).to(pg_->device()).clone();
+    flats[k] = torch::Tensor(); // the host copy of the whole unit goes now
+    reshard(u);
+    shards.push_back(u.shard);
+    for (torch::Tensor &p : u.params)
+      torch::autograd::impl::set_post_acc_grad_hooks(p, std::make_unique<GradReadyHook>(*this, k));
+  }
+  local_ = factory(shards);
+  nextReduction_ = static_cast<int>(units_.size()) - 1;
+}
+
+FullySharded::~FullySharded() {
+  for (Unit &u : units_)
+    for (torch::Tensor &p : u.params)
+      torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+}
+
+void FullySharded::checkRanksAgree(const std::vector<torch::Tensor> &flats) {
+  // A fingerprint per unit (sum and sum of squares in f64), all-gathered and compared.
+  int world = pg_->size();
+  int64_t n = static_cast<int64_t>(flats.size());
+  torch::Tensor mine = torch::empty({2 * n}, torch::kFloat64);
+  for (int64_t k = 0; k < n; ++k) {
+    torch::Tensor f = flats[k].to(torch::kFloat64);
+    mine[2 * k] = f.sum();
+    mine[2 * k + 1] = f.square().sum();
+  }
+  torch::Tensor input = mine.to(pg_->device());
+  torch::Tensor all = torch::empty({world * 2 * n}, input.options());
+  pg_->wait(pg_->allGather(all, input), "FSDP parameter check at wrap time");
+  all = all.cpu().view({world, 2 * n});
+  for (int r = 0; r < world; ++r)
+    for (int64_t k = 0; k < n; ++k)
+      if (!all[r][2 * k].equal(all[0][2 * k]) || !all[r][2 * k + 1].equal(all[0][2 * k + 1])) {
+        std::ostringstream message;
+        message << "FullySharded: the parameters of unit " << units_[k].name
+                << " differ between ranks at wrap time (sum " << all[0][2 * k].item<double>()
+                << " on rank 0, " << all[r][2 * k].item<double>() << " on rank " << r
+                << "): build the model from the same seed, or load the same checkpoint, on every rank";
+        throw std::invalid_argument(message.str());
+      }
+}
+
+size_t FullySharded::indexOf(const torch::nn::Module &unit) const {
+  auto it = unitIndex_.find(&unit);
+  if (it == unitIndex_.end())
+    throw std::logic_error("FullySharded: " + unit.name() + " is not one of its units");
+  return it->second;
+}
+
+void FullySharded::launchGather(Unit &u) {
+  u.full = torch::empty({pg_->size() * u.chunk}, u.shard.options().dtype(options_.paramDtype));
+  u.gatherInput = options_.paramDtype == torch::kFloat ? u.shard : u.shard.to(options_.paramDtype);
+  u.gather = pg_->allGather(u.full, u.gatherInput);
+  u.state = State::Gathering;
+}
+
+void FullySharded::ensureGathered(size_t k) {
+  Unit &u = units_[k];
+  if (u.state == State::Gathered)
+    return;
+  if (u.state == State::Free)
+    launchGather(u);
+  mark(2);
+  pg_->wait(u.gather, "FSDP all-gather of " + u.name);
+  mark(3);
+  u.gather = Work();
+  u.gatherInput = torch::Tensor();
+  for (size_t i = 0; i < u.params.size(); ++i)
+    u.params[i].set_data(u.full.narrow(0, u.offsets[i], u.numels[i]).view(u.shapes[i]));
+  u.state = State::Gathered;
+}
+
+void FullySharded::reshard(Unit &u) {
+  for (torch::Tensor &p : u.params)
+    p.set_data(emptyOn(pg_->device(), options_.paramDtype));
+  u.full = torch::Tensor();
+  u.state = State::Free;
+}
+
+void FullySharded::beforeForward(torch::nn::Module &unit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t k = indexOf(unit);
+  ensureGathered(k);
+  for (size_t ahead = k + 1; ahead <= k + options_.prefetch && ahead < units_.size(); ++ahead)
+    if (units_[ahead].state == State::Free)
+      launchGather(units_[ahead]);
+}
+
+void FullySharded::afterForward(torch::nn::Module &unit, const std::vector<torch::Tensor> &outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t k = indexOf(unit);
+  bool hooked = false;
+  for (const torch::Tensor &out : outputs)
+    if (out.defined() && out.requires_grad()) {
+      const_cast<torch::Tensor &>(out).register_hook([this, k](const torch::Tensor &) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        preBackward(k);
+      });
+      hooked = true;
+    }
+  // The last unit's backward comes first: keep it. A unit without a backward (no
+  // gradient needed) is freed too.
+  if (k + 1 < units_.size() || !hooked)
+    reshard(units_[k]);
+}
+
+void FullySharded::preBackward(size_t k) {
+  Unit &u = units_[k];
+  if (u.backwardGathered)
+    return;
+  u.backwardGathered = true;
+  inBackward_ = true;
+  ensureGathered(k);
+  for (size_t behind = 1; behind <= static_cast<size_t>(options_.prefetch) && behind <= k; ++behind)
+    if (units_[k - behind].state == State::Free)
+      launchGather(units_[k - behind]);
+}
+
+void FullySharded::onGradReady(size_t k) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Unit &u = units_[k];
+  inBackward_ = true;
+  if (++u.gradsIn == u.params.size())
+    u.ready = true;
+  launchReadyReductions(/*fromHook=*/true);
+}
+
+void FullySharded::launchReadyReductions(bool fromHook) {
+  while (nextReduction_ >= 0 && (units_[nextReduction_].ready || !fromHook)) {
+    launchReduction(units_[nextReduction_]);
+    if (fromHook)
+      ++reducedByHooks_;
+    --nextReduction_;
+  }
+}
+
+void FullySharded::launchReduction(Unit &u) {
+  int world = pg_->size();
+  auto options = u.shard.options().dtype(options_.reduceDtype);
+  u.gradInput = torch::zeros({world * u.chunk}, options);
+  for (size_t i = 0; i < u.params.size(); ++i) {
+    torch::Tensor &p = u.params[i];
+    if (p.grad().defined()) {
+      u.gradInput.narrow(0, u.offsets[i], u.numels[i]).copy_(p.grad().reshape(-1));
+      p.mutable_grad() = torch::Tensor(); // autograd's copy is freed at once
+    }
+  }
+  u.gradShard = torch::empty({u.chunk}, options);
+  u.reduce = pg_->reduceScatter(u.gradShard, u.gradInput);
+  if (u.state != State::Free)
+    reshard(u);
+}
+
+void FullySharded::zeroGrad() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (inBackward_)
+    throw std::logic_error("FullySharded: zeroGrad() after a backward without step()");
+  reducedByHooks_ = 0;
+  for (Unit &u : units_)
+    for (torch::Tensor &p : u.params)
+      p.mutable_grad() = torch::Tensor();
+}
+
+void FullySharded::step() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  launchReadyReductions(/*fromHook=*/false);
+  mark(0);
+  for (Unit &u : units_)
+    pg_->wait(u.reduce, "FSDP gradient reduce-scatter of " + u.name);
+  mark(1);
+  torch::NoGradGuard noGrad;
+  double scale = 1.0 / pg_->size();
+  for (Unit &u : units_) {
+    torch::Tensor g = u.gradShard.scalar_type() == torch::kFloat ? u.gradShard
+                                                                 : u.gradShard.to(torch::kFloat);
+    u.shard.mutable_grad() = g.mul_(scale);
+    u.gradInput = torch::Tensor();
+    u.reduce = Work();
+  }
+  local_->step();
+  for (Unit &u : units_) {
+    u.shard.mutable_grad() = torch::Tensor();
+    u.gradShard = torch::Tensor();
+    u.gradsIn = 0;
+    u.ready = u.backwardGathered = false;
+  }
+  nextReduction_ = static_cast<int>(units_.size()) - 1;
+  inBackward_ = false;
+}
+
+void FullySharded::gatherAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t k = 0; k < units_.size(); ++k)
+    ensureGathered(k);
+}
+
+int64_t FullySharded::shardBytes() const {
+  int64_t total = 0;
+  for (const Unit &u : units_)
+    total += bytesOf(u.shard);
+  return total;
+}
+
+int64_t FullySharded::gradientShardBytes() const {
+  int64_t total = 0;
+  for (const Unit &u : units_)
+    total += u.chunk * static_cast<int64_t>(c10::elementSize(options_.reduceDtype));
+  return total;
+}
+
+int64_t FullySharded::stateBytes() const {
+  int64_t total = 0;
+  for (size_t k = 0; k < units_.size(); ++k)
+    for (const auto &[name, t] : local_->state(k))
+      total += bytesOf(t);
+  return total;
+}
+
+} // namespace tessel::dist

@@ -1,0 +1,145 @@
+//===- bench/distributed/FullySharded.h - Fully sharded data parallel (ZeRO-3) -*- C++ -*-===//
+//
+// Parameters, gradients and optimizer state all sharded over the ranks, unit by unit (as
+// PyTorch's FSDP2 `fully_shard` per block, or DeepSpeed's ZeRO-3):
+//
+//   - Each unit (a module: a Transformer block, the embeddings, ...) lays its parameters
+//     out in one flat buffer, padded to divide evenly; rank r keeps the r-th chunk as its
+//     f32 master shard, on the process group's device. The module's parameters hold
+//     empty tensors while the unit is not gathered.
+//   - beforeForward(unit) all-gathers the unit's parameters (in paramDtype: the cast from
+//     the master shard happens once per gather) into a transient buffer and makes each
+//     parameter a view into it; it also launches the next units' all-gathers (prefetch),
+//     so they travel while this unit computes. afterForward(unit, outputs) frees the
+//     buffer again (all units but the last, whose backward comes first) and hooks the
+//     outputs: when their gradient arrives, the unit is gathered again for its backward
+//     (and the units before it are prefetched).
+//   - Once every parameter of a unit has its gradient, the unit's gradients are copied into
+//     one flat buffer (in reduceDtype) and reduce-scattered asynchronously, so the
+//     communication overlaps the rest of the backward; the gradients and the gathered
+//     parameters are freed at once. Units are launched in reverse order on every rank (a
+//     ready unit waits for the ones after it), so the ranks issue the same collectives.
+//   - step() launches what the backward did not (zeros for gradients a rank lacks), waits,
+//     averages, and steps the master shards with the local optimizer (AdamW is
+//     elementwise, so stepping the flat shards is exact). No all-gather here: the next
+//     forward's gathers carry the update.
+//
+// Collectives are waited for on the current stream (NCCL: the host does not block), so
+// the steady state has no host synchronisation. The parameters of the units may live on
+// the host when this is built (the model built in host memory): only the shards reach the
+// device. At construction every rank checks that its parameters equal the others' (a
+// fingerprint per unit) and throws otherwise.
+//
+// Limitations: a parameter no rank gave a gradient is still stepped (with a zero
+// gradient: AdamW decays it); every unit must be gathered in the same order on every rank.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BENCH_DISTRIBUTED_FULLYSHARDED_H
+#define TESSEL_BENCH_DISTRIBUTED_FULLYSHARDED_H
+
+#include "bench/distributed/ProcessGroup.h"
+#include "bench/distributed/ShardedOptimizer.h"
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace tessel::dist {
+
+struct FullyShardedOptions {
+  /// The dtype parameters are all-gathered in and computed with (the master stays f32).
+  torch::ScalarType paramDtype = torch::kFloat;
+  /// The dtype gradients are reduce-scattered in.
+  torch::ScalarType reduceDtype = torch::kFloat;
+  /// How many units ahead the forward (and behind, the backward) all-gathers: the most
+  /// units gathered at once is about prefetch + 2.
+  int prefetch = 1;
+};
+
+class FullySharded {
+public:
+  /// `units` in forward order; their parameters (those with requires_grad) must be
+  /// disjoint, f32, and all on one device or the host.
+  FullySharded(std::vector<torch::nn::Module *> units, std::shared_ptr<ProcessGroup> pg,
+               OptimizerFactory factory, FullyShardedOptions options = {});
+  /// Takes each parameter's post-accumulate-grad hook slot while it lives.
+  ~FullySharded();
+  FullySharded(const FullySharded &) = delete;
+  FullySharded &operator=(const FullySharded &) = delete;
+
+  /// The model's hooks (TransformerLM::setBeforeForward / setAfterForward).
+  void beforeForward(torch::nn::Module &unit);
+  void afterForward(torch::nn::Module &unit, const std::vector<torch::Tensor> &outputs);
+
+  /// Before each backward: forgets the last step's bookkeeping (throws between a backward
+  /// and its step(): reductions are in flight).
+  void zeroGrad();
+  /// Reductions finished, gradients averaged, master shards stepped.
+  void step();
+  /// Gathers every unit and leaves it so: each parameter holds its full value (checksums,
+  /// consolidated saves). The next forward frees them again as it goes.
+  void gatherAll();
+  /// As ShardedOptimizer::onCommunication: `mark(i)` on the compute stream, 0 and 1 around
+  /// step()'s wait for the reductions, 2 and 3 around each wait for an all-gather.
+  void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
+
+  size_t numUnits() const { return units_.size(); }
+  /// Units whose reduce-scatter the backward's hooks launched in the last step.
+  int unitsReducedDuringBackward() const { return reducedByHooks_; }
+  int64_t shardBytes() const;         ///< this rank's f32 master shards
+  int64_t gradientShardBytes() const; ///< this rank's reduced gradient chunks
+  int64_t stateBytes() const;         ///< this rank's optimizer state
+
+private:
+  class GradReadyHook;
+  enum class State { Free, Gathering, Gathered };
+  struct Unit {
+    std::string name;
+    std::vector<torch::Tensor> params;
+    std::vector<std::vector<int64_t>> shapes; ///< the parameters hold empty tensors when free
+    std::vector<int64_t> offsets, numels;
+    int64_t chunk = 0;  ///< elements per rank (the flat buffer holds world * chunk)
+    torch::Tensor shard; ///< f32 master, [chunk]
+    State state = State::Free;
+    torch::Tensor full, gatherInput;
+    Work gather;
+    torch::Tensor gradInput, gradShard;
+    Work reduce;
+    size_t gradsIn = 0;
+    bool ready = false, backwardGathered = false;
+  };
+
+  void mark(int i) const {
+    if (mark_)
+      mark_(i);
+  }
+  size_t indexOf(const torch::nn::Module &unit) const;
+  void checkRanksAgree(const std::vector<torch::Tensor> &flats);
+  void launchGather(Unit &u);
+  void ensureGathered(size_t u);
+  void reshard(Unit &u);
+  void preBackward(size_t u);
+  void onGradReady(size_t u);
+  void launchReadyReductions(bool fromHook);
+  void launchReduction(Unit &u);
+
+  std::shared_ptr<ProcessGroup> pg_;
+  FullyShardedOptions options_;
+  std::vector<Unit> units_;
+  std::unordered_map<const torch::nn::Module *, size_t> unitIndex_;
+  std::unique_ptr<LocalOptimizer> local_;
+  std::function<void(int)> mark_;
+  std::mutex mutex_; ///< the hooks run on autograd's threads
+  int nextReduction_ = -1; ///< units from here down to 0 are not launched yet
+  int reducedByHooks_ = 0;
+  bool inBackward_ = false;
+};
+
+} // namespace tessel::dist
+
+#endif // TESSEL_BENCH_DISTRIBUTED_FULLYSHARDED_H

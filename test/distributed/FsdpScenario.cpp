@@ -1,0 +1,146 @@
+//===- test/distributed/FsdpScenario.cpp - tessel-dist-worker fsdp ---------===//
+//
+// FullySharded (ZeRO-3) on the toy model against single-process AdamW on the same global
+// batches: fc1, fc2, head and partial are units; "unused" and "frozen" stay outside. As
+// with PyTorch's FSDP, every rank must run the same graph (the units' gathers and
+// reductions are collectives issued as the backward reaches them): partial, which the
+// reference uses on rank 0 only, enters every rank's loss, times zero off rank 0. Then
+// the errors: parameters that differ between ranks at wrap time, zeroGrad() between a
+// backward and its step().
+//
+//===----------------------------------------------------------------------===//
+#include "bench/distributed/FullySharded.h"
+#include "bench/model/Autocast.h"
+#include "test/distributed/ToyModel.h"
+
+#include <stdexcept>
+
+using namespace tessel::dist;
+
+namespace tessel::disttest {
+namespace {
+
+/// The toy's forward with the units' hooks around each unit, as TransformerLM calls them.
+torch::Tensor fshardedForward(Toy &model, FullySharded &fsdp, const torch::Tensor &x,
+                              double partialWeight) {
+  auto unit = [&](torch::nn::Module &m, const std::function<torch::Tensor()> &f) {
+    fsdp.beforeForward(m);
+    torch::Tensor y = f();
+    fsdp.afterForward(m, {y});
+    return y;
+  };
+  torch::Tensor h1 = unit(*model->fc1, [&] { return model->fc1->forward(x); });
+  torch::Tensor h = torch::tanh(unit(*model->fc2, [&] { return model->fc2->forward(torch::tanh(h1)); }));
+  torch::Tensor y = unit(*model->head, [&] { return model->head->forward(h); }) + model->frozen;
+  torch::Tensor p = unit(*model->partial, [&] { return model->partial->forward(h); });
+  return y + partialWeight * p;
+}
+
+void runFsdpCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &name,
+                 FullyShardedOptions options, double tolerance) {
+  Toy model(7), reference(7);
+  FullySharded fsdp({model->fc1.get(), model->fc2.get(), model->head.get(), model->partial.get()},
+                    pg, torchAdamW(adamW()), options);
+  std::vector<torch::Tensor> trained;
+  for (auto &p : reference->named_parameters())
+    if (p.value().requires_grad())
+      trained.push_back(p.value());
+  torch::optim::AdamW referenceOptimizer(trained, adamW());
+  int rank = pg->rank(), world = pg->size();
+  for (int step = 0; step < 4; ++step) {
+    Batch global = globalBatch(step);
+    fsdp.zeroGrad();
+    Batch local = shardOf(global, rank, world);
+    torch::Tensor loss;
+    {
+      // bf16 parameters compute under autocast, as in the harness.
+      tessel::model::AutocastGuard autocast(torch::kCPU, torch::kBFloat16,
+                                            options.paramDtype == torch::kBFloat16);
+      loss = torch::mse_loss(fshardedForward(model, fsdp, local.x, rank == 0 ? 0.5 : 0.0),
+                             local.y);
+    }
+    loss.backward();
+    fsdp.step();
+    referenceOptimizer.zero_grad();
+    {
+      // The reference computes in bf16 too (autocast casts its f32 weights, as FSDP's
+      // gathers round the master shards).
+      tessel::model::AutocastGuard autocast(torch::kCPU, torch::kBFloat16,
+                                            options.paramDtype == torch::kBFloat16);
+      loss = referenceLoss(reference, global, world);
+    }
+    loss.backward();
+    referenceOptimizer.step();
+  }
+  fsdp.gatherAll();
+  double worst = maxDiff(model, reference);
+  check(worst <= tolerance, name + ": max |param - single process| = " + number(worst) +
+                                " (tolerance " + number(tolerance) + ")",
+        rank);
+  // Each rank keeps 1/world of every unit (padded), its master shard and AdamW's two moments.
+  int64_t unitElements = 0;
+  for (auto *m : {model->fc1.get(), model->fc2.get(), model->head.get(), model->partial.get()})
+    for (const auto &p : m->parameters())
+      unitElements += p.numel();
+  int64_t held = fsdp.shardBytes() / 4;
+  check(held >= unitElements / world && held <= unitElements / world + 4 * 16,
+        name + ": a rank holds " + std::to_string(held) + " of " + std::to_string(unitElements) +
+            " elements",
+        rank);
+  check(fsdp.stateBytes() >= 2 * fsdp.shardBytes(), name + ": AdamW's state covers the shard", rank);
+}
+
+void runErrorCases(const std::shared_ptr<ProcessGroup> &pg) {
+  int rank = pg->rank();
+  {
+    Toy model(rank == 0 ? 7 : 8); // different weights on rank 0
+    std::string message;
+    try {
+      FullySharded fsdp({model->fc1.get(), model->fc2.get()}, pg, torchAdamW(adamW()));
+    } catch (const std::invalid_argument &e) {
+      message = e.what();
+    }
+    check(message.find("differ between ranks at wrap time") != std::string::npos,
+          "parameters that differ between ranks are refused: " + message, rank);
+  }
+  {
+    Toy model(7);
+    FullySharded fsdp({model->fc1.get(), model->fc2.get(), model->head.get(), model->partial.get()},
+                      pg, torchAdamW(adamW()));
+    Batch local = shardOf(globalBatch(0), rank, pg->size());
+    fsdp.zeroGrad();
+    torch::mse_loss(fshardedForward(model, fsdp, local.x, 0.0), local.y).backward();
+    std::string message;
+    try {
+      fsdp.zeroGrad();
+    } catch (const std::logic_error &e) {
+      message = e.what();
+    }
+    check(message.find("without step()") != std::string::npos,
+          "zeroGrad() between a backward and its step() is refused: " + message, rank);
+    fsdp.step(); // the reductions in flight complete on every rank
+  }
+}
+
+} // namespace
+
+int scenarioFsdp(const std::shared_ptr<ProcessGroup> &pg) {
+  FullyShardedOptions f32;
+  runFsdpCase(pg, "fsdp f32", f32, 1e-5);
+  FullyShardedOptions noPrefetch = f32;
+  noPrefetch.prefetch = 0;
+  runFsdpCase(pg, "fsdp f32 without prefetch", noPrefetch, 1e-5);
+  FullyShardedOptions deep = f32;
+  deep.prefetch = 3;
+  runFsdpCase(pg, "fsdp f32 prefetching 3 units", deep, 1e-5);
+  FullyShardedOptions bf16Reduce = f32;
+  bf16Reduce.reduceDtype = torch::kBFloat16;
+  runFsdpCase(pg, "fsdp gradients reduced in bf16", bf16Reduce, 2e-3);
+  FullyShardedOptions bf16 = bf16Reduce;
+  bf16.paramDtype = torch::kBFloat16;
+  runFsdpCase(pg, "fsdp bf16 parameters and gradients", bf16, 5e-3);
+  runErrorCases(pg);
+  return failures ? 1 : 0;
+}
+
+} // namespace tessel::disttest
