@@ -46,7 +46,7 @@ public:
   }
   bool waitsForGradientReductions() const override { return true; }
   int maxParameterWaitsPerStep() const override {
-    return 2 * static_cast<int>(fsdp_->numUnits()) + 2;
+    return 3 * static_cast<int>(fsdp_->numUnits()) + 2;
   }
   void finish() override {
     removeHooks();

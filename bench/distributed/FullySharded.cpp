@@ -227,6 +227,16 @@ void FullySharded::launchReduction(Unit &u) {
   }
   u.gradShard = torch::empty({u.chunk}, options);
   u.reduce = pg_->reduceScatter(u.gradShard, u.gradInput);
+  // The previous unit's reduction has had this unit's backward to finish: waiting for it
+  // here (on the stream, as FSDP2's post-backward does) frees its flat gradients now
+  // instead of holding every unit's until step().
+  if (previousReduction_) {
+    mark(2);
+    pg_->wait(previousReduction_->reduce, "FSDP gradient reduce-scatter of " + previousReduction_->name);
+    mark(3);
+    previousReduction_->gradInput = torch::Tensor();
+  }
+  previousReduction_ = &u;
   if (u.state != State::Free)
     reshard(u);
 }
@@ -265,6 +275,7 @@ void FullySharded::step() {
     u.ready = u.backwardGathered = false;
   }
   nextReduction_ = static_cast<int>(units_.size()) - 1;
+  previousReduction_ = nullptr;
   inBackward_ = false;
 }
 

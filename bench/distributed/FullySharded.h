@@ -18,7 +18,9 @@
 //     one flat buffer (in reduceDtype) and reduce-scattered asynchronously, so the
 //     communication overlaps the rest of the backward; the gradients and the gathered
 //     parameters are freed at once. Units are launched in reverse order on every rank (a
-//     ready unit waits for the ones after it), so the ranks issue the same collectives.
+//     ready unit waits for the ones after it), so the ranks issue the same collectives;
+//     launching one makes the stream wait for the one before (FSDP2's post-backward), so
+//     at most two units' flat gradients are alive.
 //   - step() launches what the backward did not (zeros for gradients a rank lacks), waits,
 //     averages, and steps the master shards with the local optimizer (AdamW is
 //     elementwise, so stepping the flat shards is exact). No all-gather here: the next
@@ -85,7 +87,8 @@ public:
   /// consolidated saves). The next forward frees them again as it goes.
   void gatherAll();
   /// As ShardedOptimizer::onCommunication: `mark(i)` on the compute stream, 0 and 1 around
-  /// step()'s wait for the reductions, 2 and 3 around each wait for an all-gather.
+  /// step()'s wait for the reductions, 2 and 3 around each other wait: for an all-gather,
+  /// and, in the backward, for the previous unit's reduction (at most 3 per unit a step).
   void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
 
   size_t numUnits() const { return units_.size(); }
@@ -136,6 +139,7 @@ private:
   std::function<void(int)> mark_;
   std::mutex mutex_; ///< the hooks run on autograd's threads
   int nextReduction_ = -1; ///< units from here down to 0 are not launched yet
+  Unit *previousReduction_ = nullptr; ///< the last unit launched, not yet waited for
   int reducedByHooks_ = 0;
   bool inBackward_ = false;
 };

@@ -87,15 +87,35 @@ def build_model(args, cfg, device):
         return tlm.TransformerLM(cfg).to(device)
 
 
-def train(args, cfg, device, precision, zero):
+def fully_shard_model(model, precision, bf16_gradients):
+    """FSDP2: fully_shard per block, then the root (embeddings, final norm, LM head);
+    bf16 parameters for compute and all-gather under bf16, gradients reduced in f32 or bf16."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16 if precision == "bf16" else None,
+                              reduce_dtype=torch.bfloat16 if bf16_gradients else torch.float32)
+    for block in model.layers:
+        fully_shard(block, mp_policy=mp)
+    fully_shard(model, mp_policy=mp)
+    return model
+
+
+def local_tensor(t):
+    return t.to_local() if hasattr(t, "to_local") else t  # FSDP2's DTensors: this rank's shard
+
+
+def train(args, cfg, device, precision, variant):
     rank, world = dist.get_rank(), dist.get_world_size()
+    zero = variant == "zero"
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     model = build_model(args, cfg, device)
-    ddp = torch.nn.parallel.DistributedDataParallel(
-        model, device_ids=[device.index] if device.type == "cuda" else None)
-    if args.comm_hook == "bf16":  # gradients on the wire in bf16, averaged back into f32
+    if variant.startswith("fsdp"):
+        ddp = fully_shard_model(model, precision, variant == "fsdp-bf16grad")
+    else:
+        ddp = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None)
+    if args.comm_hook == "bf16" and not variant.startswith("fsdp"):  # gradients on the wire in bf16, averaged back into f32
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
         ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
     impl = {"foreach": {"foreach": True}, "fused": {"fused": True}}.get(args.adamw, {})
@@ -161,13 +181,14 @@ def train(args, cfg, device, precision, zero):
     waits = slowest(waits, device)
     mean, std, median = summary(steps)
     wait_mean, wait_std, wait_median = summary(waits)
-    params = sum(p.numel() * p.element_size() for p in model.parameters()) / GiB
-    grads = sum(p.grad.numel() * p.grad.element_size() for p in model.parameters()
+    params = sum(local_tensor(p).numel() * p.element_size() for p in model.parameters()) / GiB
+    grads = sum(local_tensor(p.grad).numel() * p.grad.element_size() for p in model.parameters()
                 if p.grad is not None) / GiB
     state_opt = opt.optim if zero else opt
-    state = sum(t.numel() * t.element_size() for s in state_opt.state.values()
+    state = sum(local_tensor(t).numel() * t.element_size() for s in state_opt.state.values()
                 for t in s.values() if torch.is_tensor(t)) / GiB
-    variant = ("pytorch-zero" if zero else "pytorch-ddp") + (" +bf16 hook" if args.comm_hook == "bf16" else "")
+    hook = " +bf16 hook" if args.comm_hook == "bf16" and not variant.startswith("fsdp") else ""
+    variant = "pytorch-" + variant + hook
     rec = dict(variant=variant, model=args.model, precision=precision,
                context=args.context_length, global_batch=args.batch_size, world_size=world,
                backend=dist.get_backend(), status="ok", step_ms_mean=mean, step_ms_std=std,
@@ -236,7 +257,8 @@ def main(argv=None):
     p.add_argument("--context-length", type=int, default=128)
     p.add_argument("--batch-size", type=int, default=4, help="global batch, split over the ranks")
     p.add_argument("--precision", default="fp32", help="fp32 | bf16 (list)")
-    p.add_argument("--variants", default="ddp,zero", help="ddp | zero (list)")
+    p.add_argument("--variants", default="ddp,zero",
+                   help="ddp | zero | fsdp | fsdp-bf16grad (list; FSDP2's fully_shard per block)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--lr", type=float, default=1e-4)
@@ -276,9 +298,11 @@ def main(argv=None):
     records = []
     for precision in args.precision.split(","):
         for variant in args.variants.split(","):
-            if variant not in ("ddp", "zero"):
-                p.error(f"unknown variant {variant!r} (expected ddp or zero)")
-            rec = train(args, cfg, device, precision, variant == "zero")
+            if variant not in ("ddp", "zero", "fsdp", "fsdp-bf16grad"):
+                p.error(f"unknown variant {variant!r} (expected ddp, zero, fsdp or fsdp-bf16grad)")
+            if variant == "fsdp-bf16grad" and precision != "bf16":
+                continue  # as tessel-bench shard: bf16 gradients with bf16 training only
+            rec = train(args, cfg, device, precision, variant)
             records.append(rec)
             if dist.get_rank() == 0:
                 print(f"{rec['variant']} {precision}: {rec['step_ms_mean']:.2f} ± {rec['step_ms_std']:.2f} ms,"
