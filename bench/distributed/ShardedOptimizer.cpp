@@ -1,6 +1,7 @@
 //===- bench/distributed/ShardedOptimizer.cpp - Optimizer-state sharding and ZeRO-1 ---===//
 
 #include "bench/distributed/ShardedOptimizer.h"
+#include "bench/distributed/ConsolidatedCheckpoint.h"
 #include "bench/distributed/Strategy.h"
 #include "bench/distributed/Buckets.h"
 
@@ -8,15 +9,9 @@
 
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstring>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <stdexcept>
 
 namespace tessel::dist {
@@ -138,30 +133,6 @@ private:
   model::AdamW optimizer_;
 };
 
-std::string paramKey(size_t i) { return "param_" + std::to_string(i); }
-std::string statePrefix(size_t i) { return "state_" + std::to_string(i) + "_"; }
-
-/// Key of a local shard's state entry in the per-rank archive saveConsolidated()
-/// gathers: "shard_<param>_<offset>_<name>".
-std::string shardKey(const LocalShard &s, const std::string &name) {
-  return "shard_" + std::to_string(s.param) + "_" + std::to_string(s.offset) + "_" + name;
-}
-
-/// Parses shardKey(); returns false for other keys.
-bool parseShardKey(const std::string &key, LocalShard &shard, std::string &name) {
-  size_t a = key.find('_'), b = key.find('_', a + 1), c = key.find('_', b + 1);
-  if (key.compare(0, a, "shard") != 0 || b == std::string::npos || c == std::string::npos)
-    return false;
-  shard.param = std::stoi(key.substr(a + 1, b - a - 1));
-  shard.offset = std::stoll(key.substr(b + 1, c - b - 1));
-  name = key.substr(c + 1);
-  return true;
-}
-
-/// Whether a state entry holds one value per parameter element (moments,
-/// momentum buffers) rather than one per parameter (the step count), so a
-/// checkpoint can split and join it along the elements.
-bool perElement(const std::string &name) { return name != "step"; }
 
 /// Parameter offsets and chunk sizes in Zero1's buckets are multiples of this
 /// many elements, so every slice starts aligned for vectorised kernels.
@@ -701,153 +672,26 @@ int64_t ShardedOptimizer::localParameterBytes() const {
   return total;
 }
 
-namespace {
-
-/// Rank 0's side of saveConsolidated(): joins the local shards' state entries
-/// into whole-parameter ones ("state_<i>_<name>", in the parameter's shape).
-class StateJoiner {
-public:
-  explicit StateJoiner(const std::vector<torch::Tensor> &params) : params_(params) {}
-  void add(const std::string &key, const torch::Tensor &t) {
-    LocalShard shard;
-    std::string name;
-    if (!parseShardKey(key, shard, name))
-      throw std::runtime_error("saveConsolidated: unexpected state entry '" + key + "'");
-    Entry &entry = joined_[statePrefix(shard.param) + name];
-    entry.param = shard.param;
-    if (!perElement(name)) {
-      entry.value = t;
-      return;
-    }
-    entry.perElement = true;
-    if (!entry.value.defined())
-      entry.value = torch::zeros({params_.at(shard.param).numel()}, t.options());
-    entry.value.narrow(0, shard.offset, t.numel()).copy_(t.reshape(-1));
-  }
-  void writeTo(torch::serialize::OutputArchive &out) const {
-    for (const auto &[key, entry] : joined_)
-      out.write(key, entry.perElement ? entry.value.view(params_[entry.param].sizes()) : entry.value);
-  }
-
-private:
-  struct Entry {
-    int param = 0;
-    bool perElement = false;
-    torch::Tensor value;
-  };
-  const std::vector<torch::Tensor> &params_;
-  std::map<std::string, Entry> joined_;
-};
-
-} // namespace
-
 void ShardedOptimizer::saveConsolidated(const std::string &path) {
   waitForAllParameters();
-  // Each rank serialises the state of its local shards ...
-  torch::serialize::OutputArchive mine;
+  std::vector<StatePiece> mine;
   for (size_t k = 0; k < shards_.size(); ++k)
-    for (const auto &[name, t] : localState(k))
-      mine.write(shardKey(shards_[k], name), t.detach().cpu());
-  std::ostringstream stream;
-  mine.save_to(stream);
-  std::string bytes = stream.str();
-
-  // ... and rank 0 gathers them (lengths first, then the padded bytes).
-  int world = pg_->size();
-  auto longs = torch::TensorOptions().dtype(torch::kInt64).device(pg_->device());
-  torch::Tensor length = torch::tensor({static_cast<int64_t>(bytes.size())}, longs);
-  torch::Tensor lengths = torch::zeros({world}, longs);
-  pg_->wait(pg_->allGather(lengths, length), "checkpoint size all-gather");
-  torch::Tensor lengthsCpu = lengths.cpu();
-  int64_t maxLength = lengthsCpu.max().item<int64_t>();
-  torch::Tensor padded = torch::zeros({maxLength}, torch::kUInt8);
-  std::memcpy(padded.data_ptr(), bytes.data(), bytes.size());
-  padded = padded.to(pg_->device());
-  torch::Tensor all = torch::zeros({maxLength * world}, padded.options());
-  pg_->wait(pg_->allGather(all, padded), "checkpoint all-gather");
-
-  if (pg_->rank() == 0) {
-    torch::Tensor allCpu = all.cpu();
-    torch::serialize::OutputArchive out;
-    out.write("meta_num_params", torch::tensor(static_cast<int64_t>(params_.size())));
-    out.write("meta_world_size", torch::tensor(static_cast<int64_t>(world)));
-    for (size_t i = 0; i < params_.size(); ++i)
-      out.write(paramKey(i), params_[i].detach().cpu().clone());
-    StateJoiner joiner(params_);
-    for (int r = 0; r < world; ++r) {
-      torch::serialize::InputArchive in;
-      in.load_from(reinterpret_cast<const char *>(allCpu.data_ptr<uint8_t>()) + r * maxLength,
-                   static_cast<size_t>(lengthsCpu[r].item<int64_t>()));
-      for (const std::string &key : in.keys()) {
-        torch::Tensor t;
-        in.read(key, t);
-        joiner.add(key, t);
-      }
-    }
-    joiner.writeTo(out);
-    out.save_to(path);
-  }
-  pg_->barrier();
+    mine.push_back({shards_[k], localState(k)});
+  tessel::dist::saveConsolidated(*pg_, path, params_, mine);
 }
 
 void ShardedOptimizer::loadConsolidated(const std::string &path) {
   waitForAllParameters();
-  // Rank 0 reads the file; everyone gets its bytes (no shared file system needed).
-  std::string bytes;
-  int64_t size = 0;
-  if (pg_->rank() == 0) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      throw std::runtime_error("cannot read checkpoint '" + path + "'");
-    std::ostringstream content;
-    content << in.rdbuf();
-    bytes = content.str();
-    size = static_cast<int64_t>(bytes.size());
-  }
-  auto longs = torch::TensorOptions().dtype(torch::kInt64).device(pg_->device());
-  torch::Tensor sizeTensor = torch::tensor({size}, longs);
-  pg_->wait(pg_->broadcast(sizeTensor, 0), "checkpoint size broadcast");
-  size = sizeTensor.cpu().item<int64_t>();
-  torch::Tensor data = torch::zeros({size}, torch::kUInt8);
-  if (pg_->rank() == 0)
-    std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
-  data = data.to(pg_->device());
-  pg_->wait(pg_->broadcast(data, 0), "checkpoint broadcast");
-  data = data.cpu();
-
-  torch::serialize::InputArchive in;
-  in.load_from(reinterpret_cast<const char *>(data.data_ptr<uint8_t>()), static_cast<size_t>(size));
-  torch::Tensor count;
-  in.read("meta_num_params", count);
-  if (count.item<int64_t>() != static_cast<int64_t>(params_.size()))
-    throw std::runtime_error("checkpoint '" + path + "' holds " +
-                             std::to_string(count.item<int64_t>()) + " parameters, the model has " +
-                             std::to_string(params_.size()));
-  std::vector<std::string> keys = in.keys();
+  ConsolidatedCheckpoint checkpoint = ConsolidatedCheckpoint::load(*pg_, path, params_.size());
   torch::NoGradGuard noGrad;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    torch::Tensor value;
-    in.read(paramKey(i), value);
-    if (value.sizes() != params_[i].sizes())
-      throw std::runtime_error("checkpoint parameter " + std::to_string(i) + " has shape " +
-                               c10::str(value.sizes()) + ", the model's is " +
-                               c10::str(params_[i].sizes()));
-    params_[i].copy_(value);
-  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    params_[i].copy_(checkpoint.param(i, params_[i].sizes()));
   // Each local shard takes its elements of its parameter's per-element state.
   for (size_t k = 0; k < shards_.size(); ++k) {
-    const LocalShard &shard = shards_[k];
-    std::string prefix = statePrefix(shard.param);
-    ParamState state;
-    for (const std::string &key : keys)
-      if (key.rfind(prefix, 0) == 0) {
-        torch::Tensor t;
-        in.read(key, t);
-        std::string name = key.substr(prefix.size());
-        if (perElement(name))
-          t = t.reshape(-1).narrow(0, shard.offset, shard.numel).reshape(localParams_[k].sizes());
-        state.emplace_back(name, t);
-      }
+    ParamState state = checkpoint.stateOf(shards_[k]);
+    for (auto &[name, t] : state)
+      if (perElementState(name))
+        t = t.reshape(localParams_[k].sizes());
     auto [optimizer, index] = localOptimizerOf(k);
     optimizer->loadState(index, state);
   }
