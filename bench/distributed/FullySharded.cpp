@@ -1,11 +1,13 @@
 //===- bench/distributed/FullySharded.cpp - Fully sharded data parallel (ZeRO-3) -===//
 #include "bench/distributed/FullySharded.h"
+#include "bench/distributed/ConsolidatedCheckpoint.h"
 #include "bench/distributed/Strategy.h"
 
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_set>
@@ -67,6 +69,7 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
     for (size_t i = 0; i < u.params.size(); ++i)
       flat.narrow(0, u.offsets[i], u.params[i].numel()).copy_(u.params[i].reshape(-1));
     unitIndex_[module] = units_.size();
+    firstParam_.push_back(units_.empty() ? 0 : firstParam_.back() + units_.back().params.size());
     units_.push_back(std::move(u));
     flats.push_back(flat);
   }
@@ -305,6 +308,79 @@ int64_t FullySharded::stateBytes() const {
     for (const auto &[name, t] : local_->state(k))
       total += bytesOf(t);
   return total;
+}
+
+std::vector<FullySharded::Overlap> FullySharded::overlapsOfShard(size_t k) const {
+  const Unit &u = units_[k];
+  int64_t begin = pg_->rank() * u.chunk, end = begin + u.chunk;
+  std::vector<Overlap> overlaps;
+  for (size_t i = 0; i < u.params.size(); ++i) {
+    int64_t lo = std::max(begin, u.offsets[i]), hi = std::min(end, u.offsets[i] + u.numels[i]);
+    if (lo < hi)
+      overlaps.push_back({i, lo - u.offsets[i], lo - begin, hi - lo});
+  }
+  return overlaps;
+}
+
+void FullySharded::saveConsolidated(const std::string &path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (inBackward_)
+    throw std::logic_error("FullySharded: saveConsolidated() between a backward and its step()");
+  torch::NoGradGuard noGrad;
+  // The f32 masters, gathered unit by unit (whatever dtype the units compute in); rank 0
+  // keeps them on the host for the file.
+  std::vector<torch::Tensor> params;
+  std::vector<StatePiece> mine;
+  for (size_t k = 0; k < units_.size(); ++k) {
+    Unit &u = units_[k];
+    torch::Tensor full = torch::empty({pg_->size() * u.chunk}, u.shard.options());
+    pg_->wait(pg_->allGather(full, u.shard), "FSDP checkpoint gather of " + u.name);
+    torch::Tensor host = pg_->rank() == 0 ? full.cpu() : torch::Tensor();
+    for (size_t i = 0; i < u.params.size(); ++i)
+      params.push_back(host.defined() ? host.narrow(0, u.offsets[i], u.numels[i]).view(u.shapes[i])
+                                      : torch::Tensor());
+    ParamState state = local_->state(k);
+    for (const Overlap &o : overlapsOfShard(k)) {
+      StatePiece piece{{static_cast<int>(firstParam_[k] + o.param), o.inParam, o.numel}, {}};
+      for (const auto &[name, t] : state)
+        piece.state.emplace_back(name, perElementState(name) ? t.narrow(0, o.inChunk, o.numel) : t);
+      mine.push_back(std::move(piece));
+    }
+  }
+  tessel::dist::saveConsolidated(*pg_, path, params, mine);
+}
+
+void FullySharded::loadConsolidated(const std::string &path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (inBackward_)
+    throw std::logic_error("FullySharded: loadConsolidated() between a backward and its step()");
+  size_t numParams = firstParam_.back() + units_.back().params.size();
+  ConsolidatedCheckpoint checkpoint = ConsolidatedCheckpoint::load(*pg_, path, numParams);
+  torch::NoGradGuard noGrad;
+  for (size_t k = 0; k < units_.size(); ++k) {
+    Unit &u = units_[k];
+    if (u.state == State::Gathering)
+      pg_->wait(u.gather, "FSDP all-gather of " + u.name);
+    reshard(u);
+    u.shard.zero_(); // the padding stays zero
+    ParamState state;
+    for (const Overlap &o : overlapsOfShard(k)) {
+      size_t param = firstParam_[k] + o.param;
+      torch::Tensor value = checkpoint.param(param, u.shapes[o.param]).reshape(-1);
+      u.shard.narrow(0, o.inChunk, o.numel).copy_(value.narrow(0, o.inParam, o.numel));
+      ParamState piece = checkpoint.stateOf({static_cast<int>(param), o.inParam, o.numel});
+      for (auto &[name, t] : piece) {
+        auto it = std::find_if(state.begin(), state.end(), [&](const auto &e) { return e.first == name; });
+        if (it == state.end()) {
+          state.emplace_back(name, perElementState(name) ? torch::zeros({u.chunk}, t.options()) : t);
+          it = state.end() - 1;
+        }
+        if (perElementState(name))
+          it->second.narrow(0, o.inChunk, o.numel).copy_(t);
+      }
+    }
+    local_->loadState(k, state);
+  }
 }
 
 } // namespace tessel::dist

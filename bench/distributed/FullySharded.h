@@ -91,6 +91,15 @@ public:
   /// and, in the backward, for the previous unit's reduction (at most 3 per unit a step).
   void onCommunication(std::function<void(int)> mark) { mark_ = std::move(mark); }
 
+  /// Collective: writes a consolidated checkpoint (ConsolidatedCheckpoint.h) of the f32
+  /// masters and the optimizer state; parameters are numbered unit by unit, in order. The
+  /// file loads at any world size, and by ShardedOptimizer over the same parameters.
+  void saveConsolidated(const std::string &path);
+  /// Collective: each rank takes its shards' values and state from the file (the local
+  /// optimizer must be able to load state: torchAdamW, not tesselAdamW); every unit is
+  /// freed, so the next forward gathers the loaded values.
+  void loadConsolidated(const std::string &path);
+
   size_t numUnits() const { return units_.size(); }
   /// Units whose reduce-scatter the backward's hooks launched in the last step.
   int unitsReducedDuringBackward() const { return reducedByHooks_; }
@@ -130,10 +139,18 @@ private:
   void onGradReady(size_t u);
   void launchReadyReductions(bool fromHook);
   void launchReduction(Unit &u);
+  /// Unit k's parameters that overlap this rank's chunk: (index in the unit, first element
+  /// of the overlap in the parameter, in the chunk, length).
+  struct Overlap {
+    size_t param;
+    int64_t inParam, inChunk, numel;
+  };
+  std::vector<Overlap> overlapsOfShard(size_t k) const;
 
   std::shared_ptr<ProcessGroup> pg_;
   FullyShardedOptions options_;
   std::vector<Unit> units_;
+  std::vector<size_t> firstParam_; ///< per unit, the checkpoint number of its first parameter
   std::unordered_map<const torch::nn::Module *, size_t> unitIndex_;
   std::unique_ptr<LocalOptimizer> local_;
   std::function<void(int)> mark_;

@@ -133,6 +133,17 @@ TEST(Checkpoint, SavedAtThreeRanksResumesIdenticallyAtTwo) {
   std::remove(ref.c_str());
 }
 
+TEST(Checkpoint, FullyShardedSavedAtTwoRanksResumesIdenticallyAtThree) {
+  std::string ckpt = tempPath("fsdp.pt"), ref = tempPath("fsdp-reference.pt");
+  WorkerRun save = runWorker(2, {"fsdp-save", ckpt, ref});
+  ASSERT_EQ(save.exitCode, 0) << save.output;
+  WorkerRun load = runWorker(3, {"fsdp-load", ckpt, ref});
+  EXPECT_EQ(load.exitCode, 0) << load.output;
+  EXPECT_EQ(load.output.find("FAIL"), std::string::npos) << load.output;
+  std::remove(ckpt.c_str());
+  std::remove(ref.c_str());
+}
+
 TEST(PeerFailure, ARankThatExitsMakesTheOthersFailClearly) {
   // Rank 1 exits 0 without warning, so the launcher does not end the others:
   // they must notice on their own, with a clear error, within the timeout.

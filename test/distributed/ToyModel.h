@@ -105,8 +105,14 @@ inline void check(bool ok, const std::string &what, int rank) {
 
 inline torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).weight_decay(0.1); }
 
-/// The fully sharded (ZeRO-3) scenario (FsdpScenario.cpp).
+/// The fully sharded (ZeRO-3) scenarios (FsdpScenario.cpp): training against single-process
+/// AdamW and the misuse errors; a checkpoint saved after three steps (and the parameters
+/// two steps later), then loaded, perhaps at another world size, and compared.
 int scenarioFsdp(const std::shared_ptr<tessel::dist::ProcessGroup> &pg);
+int scenarioFsdpSave(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, const std::string &ckpt,
+                     const std::string &ref);
+int scenarioFsdpLoad(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, const std::string &ckpt,
+                     const std::string &ref);
 
 } // namespace tessel::disttest
 

@@ -11,6 +11,8 @@
 //   tessel-dist-worker save CKPT REF       ZeRO-1 training, checkpoint, more steps
 //   tessel-dist-worker load CKPT REF       resume from CKPT, compare with REF
 //   tessel-dist-worker fsdp                fully sharded (ZeRO-3) training (FsdpScenario.cpp)
+//   tessel-dist-worker fsdp-save CKPT REF  the same, checkpoint, more steps
+//   tessel-dist-worker fsdp-load CKPT REF  resume from CKPT, compare with REF
 //   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
 //
 //===----------------------------------------------------------------------===//
@@ -542,7 +544,8 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *usage = "usage: %s ddp|shard|zero1-buckets|fsdp|save CKPT REF|load CKPT REF|peer-exits\n"
+  const char *usage = "usage: %s ddp|shard|zero1-buckets|fsdp|save CKPT REF|load CKPT REF|\n"
+                      "       fsdp-save CKPT REF|fsdp-load CKPT REF|peer-exits\n"
                       "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
     std::fprintf(stderr, usage, argv[0]);
@@ -577,6 +580,10 @@ int main(int argc, char **argv) {
       return scenarioSave(pg, argv[2], argv[3]);
     if (scenario == "load" && argc == 4)
       return scenarioLoad(pg, argv[2], argv[3]);
+    if (scenario == "fsdp-save" && argc == 4)
+      return scenarioFsdpSave(pg, argv[2], argv[3]);
+    if (scenario == "fsdp-load" && argc == 4)
+      return scenarioFsdpLoad(pg, argv[2], argv[3]);
     if (scenario == "peer-exits")
       return scenarioPeerExits(pg);
     std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
