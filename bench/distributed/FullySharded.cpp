@@ -202,10 +202,31 @@ void FullySharded::preBackward(size_t k) {
 void FullySharded::onGradReady(size_t k) {
   std::lock_guard<std::mutex> lock(mutex_);
   Unit &u = units_[k];
+  if (!sync_) {
+    if (++u.gradsIn == u.params.size())
+      accumulate(u);
+    return;
+  }
   inBackward_ = true;
   if (++u.gradsIn == u.params.size())
     u.ready = true;
   launchReadyReductions(/*fromHook=*/true);
+}
+
+void FullySharded::accumulate(Unit &u) {
+  torch::NoGradGuard noGrad;
+  if (!u.accumulated.defined())
+    u.accumulated = torch::zeros({pg_->size() * u.chunk}, u.shard.options());
+  for (size_t i = 0; i < u.params.size(); ++i) {
+    torch::Tensor &p = u.params[i];
+    if (p.grad().defined()) {
+      u.accumulated.narrow(0, u.offsets[i], u.numels[i]).add_(p.grad().reshape(-1));
+      p.mutable_grad() = torch::Tensor();
+    }
+  }
+  u.gradsIn = 0;
+  u.backwardGathered = false;
+  reshard(u);
 }
 
 void FullySharded::launchReadyReductions(bool fromHook) {
@@ -228,6 +249,13 @@ void FullySharded::launchReduction(Unit &u) {
       p.mutable_grad() = torch::Tensor(); // autograd's copy is freed at once
     }
   }
+  if (u.accumulated.defined()) { // the no-sync backwards' share, summed in f32
+    if (u.gradInput.scalar_type() == torch::kFloat)
+      u.gradInput.add_(u.accumulated);
+    else
+      u.gradInput.copy_(u.gradInput.to(torch::kFloat).add_(u.accumulated));
+    u.accumulated = torch::Tensor();
+  }
   u.gradShard = torch::empty({u.chunk}, options);
   u.reduce = pg_->reduceScatter(u.gradShard, u.gradInput);
   // The previous unit's reduction has had this unit's backward to finish: waiting for it
@@ -249,9 +277,11 @@ void FullySharded::zeroGrad() {
   if (inBackward_)
     throw std::logic_error("FullySharded: zeroGrad() after a backward without step()");
   reducedByHooks_ = 0;
-  for (Unit &u : units_)
+  for (Unit &u : units_) {
     for (torch::Tensor &p : u.params)
       p.mutable_grad() = torch::Tensor();
+    u.accumulated = torch::Tensor();
+  }
 }
 
 void FullySharded::step() {

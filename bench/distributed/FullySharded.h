@@ -78,9 +78,14 @@ public:
   void beforeForward(torch::nn::Module &unit);
   void afterForward(torch::nn::Module &unit, const std::vector<torch::Tensor> &outputs);
 
-  /// Before each backward: forgets the last step's bookkeeping (throws between a backward
-  /// and its step(): reductions are in flight).
+  /// Before each backward: forgets the last step's bookkeeping and any accumulated
+  /// gradients (throws between a backward and its step(): reductions are in flight).
   void zeroGrad();
+  /// Gradient accumulation (FSDP2's set_requires_gradient_sync): while false, a backward
+  /// adds each unit's gradients into a full-size f32 buffer of the unit (the memory of
+  /// unsharded gradients) and sends nothing; the next backward with sync on reduces the
+  /// sum. Every unit must get all its gradients in each such backward.
+  void setRequiresGradientSync(bool sync) { sync_ = sync; }
   /// Reductions finished, gradients averaged, master shards stepped.
   void step();
   /// Gathers every unit and leaves it so: each parameter holds its full value (checksums,
@@ -121,6 +126,7 @@ private:
     torch::Tensor full, gatherInput;
     Work gather;
     torch::Tensor gradInput, gradShard;
+    torch::Tensor accumulated; ///< f32 [world * chunk]: gradients of no-sync backwards
     Work reduce;
     size_t gradsIn = 0;
     bool ready = false, backwardGathered = false;
@@ -139,6 +145,8 @@ private:
   void onGradReady(size_t u);
   void launchReadyReductions(bool fromHook);
   void launchReduction(Unit &u);
+  /// A no-sync backward: unit u's gradients into u.accumulated, freed with its parameters.
+  void accumulate(Unit &u);
   /// Unit k's parameters that overlap this rank's chunk: (index in the unit, first element
   /// of the overlap in the parameter, in the chunk, length).
   struct Overlap {
@@ -159,6 +167,7 @@ private:
   Unit *previousReduction_ = nullptr; ///< the last unit launched, not yet waited for
   int reducedByHooks_ = 0;
   bool inBackward_ = false;
+  bool sync_ = true;
 };
 
 } // namespace tessel::dist
