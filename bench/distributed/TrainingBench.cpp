@@ -80,6 +80,7 @@ struct CommonOptions {
   bool markdown = false;
   bool syncPhases = false;
   bool ncclHighPriority = false;
+  bool activationCheckpointing = false;
 
   void addTo(tessel::bench::FlagParser &flags) {
     flags.add("model", "NAME", "preset: small | medium | large | xl | 2.7B", model);
@@ -111,6 +112,9 @@ struct CommonOptions {
                     "time phases on the host, synchronising after backward and after the "
                     "gradient sync call (the older protocol; adds idle gaps to the step)",
                     syncPhases);
+    flags.addSwitch("activation-checkpointing",
+                    "keep only each block's inputs for the backward, which runs the block again",
+                    activationCheckpointing);
     flags.addSwitch("nccl-high-priority",
                     "run NCCL's collectives on a high-priority CUDA stream, so their kernels "
                     "get SMs ahead of the backward's kernels",
@@ -205,6 +209,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   const StrategyInfo &info = findStrategy(setup.strategy);
   tessel::model::TransformerLM lm(config, info.buildModelOnHost ? torch::Device(torch::kCPU) : device);
+  lm->setActivationCheckpointing(o.activationCheckpointing);
   torch::manual_seed(static_cast<uint64_t>(o.seed + 1 + pg->rank()));
   int64_t local = o.batch / pg->size();
   auto tokenOptions = torch::TensorOptions().dtype(torch::kInt64).device(device);
@@ -407,6 +412,7 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("adamw", o.resolvedAdamW(pg->device().is_cuda()));
   r.set("kernels", o.kernels);
   r.set("matmul", o.matmul);
+  r.set("activation_checkpointing", o.activationCheckpointing ? "yes" : "no");
   r.set("weight_cast", setup.options.workingCopies ? "optimizer" : "autocast");
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);

@@ -1,6 +1,7 @@
 //===- bench/model/TransformerLM.cpp - The CS336 Transformer LM in LibTorch ===//
 
 #include "bench/model/TransformerLM.h"
+#include "bench/model/ActivationCheckpoint.h"
 #include "bench/model/Nvtx.h"
 #include "bench/model/TesselOps.h"
 
@@ -252,7 +253,19 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor &tokens) {
   afterForward(*tokenEmbeddings, {x});
   for (size_t i = 0; i < layers.size(); ++i) {
     beforeForward(*layers[i]);
-    std::tie(x, pending) = layers[i]->forward(x, pending);
+    if (checkpointBlocks_ && torch::GradMode::is_enabled()) {
+      TransformerBlock block = layers[i];
+      std::vector<torch::Tensor> out = checkpointed(
+          [block](const std::vector<torch::Tensor> &in) mutable {
+            auto [h, p] = block->forward(in[0], in[1]);
+            return std::vector<torch::Tensor>{h, p};
+          },
+          {x, pending});
+      x = out[0];
+      pending = out[1];
+    } else {
+      std::tie(x, pending) = layers[i]->forward(x, pending);
+    }
     afterForward(*layers[i], {x, pending});
   }
   beforeForward(*lnFinal);

@@ -172,6 +172,11 @@ public:
   /// backward on them. Empty: nothing is called.
   using AfterForward = std::function<void(torch::nn::Module &, const std::vector<torch::Tensor> &)>;
   void setAfterForward(AfterForward f) { afterForward_ = std::move(f); }
+  /// Activation checkpointing per block (ActivationCheckpoint.h): a block keeps only its
+  /// inputs for the backward, which runs its forward again (the hooks above are not called
+  /// again: a caller gathering parameters for the backward does so on the outputs' hook).
+  void setActivationCheckpointing(bool on) { checkpointBlocks_ = on; }
+  bool activationCheckpointing() const { return checkpointBlocks_; }
   const ModelConfig &config() const { return config_; }
   /// Number of parameter elements actually held (== config().parameterCount()).
   int64_t numParameters() const;
@@ -194,6 +199,7 @@ private:
   ModelConfig config_;
   std::function<void(torch::nn::Module &)> beforeForward_;
   AfterForward afterForward_;
+  bool checkpointBlocks_ = false;
 };
 TORCH_MODULE(TransformerLM);
 

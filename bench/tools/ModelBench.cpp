@@ -66,6 +66,7 @@ struct Options {
   std::string device = "auto", adamw = "auto", weightCast = "auto", snapshotDir = ".";
   std::string json, csv, markdownFile, lossCurve, profile;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
+  bool activationCheckpointing = false;
 };
 
 /// One point of the sweep.
@@ -153,6 +154,7 @@ public:
     ModelConfig mc = config_.model;
     mc.contextLength = config_.context;
     lm_ = tessel::model::TransformerLM(mc, device_);
+    lm_->setActivationCheckpointing(options_.activationCheckpointing);
     auto tokenOptions = torch::TensorOptions().dtype(torch::kLong).device(device_);
     tokens_ = torch::randint(mc.vocabSize, {options_.batch, config_.context}, tokenOptions);
     targets_ = torch::randint(mc.vocabSize, {options_.batch, config_.context}, tokenOptions);
@@ -355,6 +357,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
   r.set("attention", tessel::model::toString(attention));
   r.set("kernels", tessel::model::toString(kernels));
   r.set("matmul", tessel::model::toString(matmul));
+  r.set("activation_checkpointing", options.activationCheckpointing ? "yes" : "no");
   r.set("impl", options.cudaGraph ? "libtorch-graph" : "libtorch");
   r.set("adamw", config.mode == Mode::TrainStep ? adamwFor(options.adamw, kernels) : "");
   r.set("device", device.str());
@@ -535,6 +538,9 @@ int runModel(int argc, char **argv) {
             "(cast on every forward) | optimizer (bf16 copies AdamW writes)",
             o.weightCast);
   flags.addSwitch("memory", "report peak memory and write allocator snapshots", o.memory);
+  flags.addSwitch("activation-checkpointing",
+                  "keep only each block's inputs for the backward, which runs the block again",
+                  o.activationCheckpointing);
   flags.add("snapshot-dir", "DIR", "where --memory writes memory_*.pickle", o.snapshotDir);
   flags.addSwitch("cuda-graph", "capture the whole step in a CUDA graph and replay it",
                   o.cudaGraph);

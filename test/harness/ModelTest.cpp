@@ -295,6 +295,37 @@ TEST(HarnessModel, WorkingCopiesMatchAutocastCasts) {
   EXPECT_THROW(optimizer.setWorkingCopies({}), std::invalid_argument);
 }
 
+TEST(HarnessModel, ActivationCheckpointingGivesTheSameGradients) {
+  // Blocks recomputed in the backward: the same loss and gradients as keeping their
+  // activations, in f32 and under bf16 autocast (the recomputation runs under it too).
+  torch::Tensor tokens = randomTokens(2, 12, 97, 11), targets = randomTokens(2, 12, 97, 12);
+  for (bool bf16 : {false, true}) {
+    std::vector<std::vector<torch::Tensor>> grads;
+    std::vector<double> losses;
+    for (bool checkpoint : {false, true}) {
+      TransformerLM lm = tinyModel(AttentionImpl::Sdpa, 5);
+      lm->setActivationCheckpointing(checkpoint);
+      torch::Tensor loss;
+      {
+        AutocastGuard autocast(torch::kCPU, torch::kBFloat16, bf16);
+        loss = crossEntropy(lm->forward(tokens), targets);
+      }
+      loss.backward();
+      losses.push_back(loss.item<double>());
+      grads.emplace_back();
+      for (const torch::Tensor &p : lm->parameters()) {
+        ASSERT_TRUE(p.grad().defined());
+        grads.back().push_back(p.grad().clone());
+      }
+    }
+    EXPECT_EQ(losses[0], losses[1]) << (bf16 ? "bf16" : "f32");
+    for (size_t i = 0; i < grads[0].size(); ++i)
+      EXPECT_TRUE(torch::equal(grads[0][i], grads[1][i]))
+          << (bf16 ? "bf16" : "f32") << " parameter " << i << ": max diff "
+          << (grads[0][i] - grads[1][i]).abs().max().item<double>();
+  }
+}
+
 TEST(HarnessModel, AutocastKeepsParametersF32) {
   TransformerLM lm = tinyModel();
   torch::Tensor tokens = randomTokens(2, 8, 97, 9), targets = randomTokens(2, 8, 97, 10);
