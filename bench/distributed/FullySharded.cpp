@@ -28,9 +28,6 @@ namespace {
 /// Chunks are multiples of 16 elements, so every rank's chunk starts 64-byte aligned.
 constexpr int64_t kChunkAlign = 16;
 
-torch::Tensor emptyOn(torch::Device device, torch::ScalarType dtype) {
-  return torch::empty({0}, torch::TensorOptions().dtype(dtype).device(device));
-}
 } // namespace
 
 FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_ptr<ProcessGroup> pg,
@@ -82,6 +79,13 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
     Unit &u = units_[k];
     u.shard = flats[k].narrow(0, rank * u.chunk, u.chunk).to(pg_->device()).clone();
     flats[k] = torch::Tensor(); // the host copy of the whole unit goes now
+    // The gathered buffer is one tensor for the unit's lifetime and each parameter a view
+    // into it, set once; freeing the unit frees the buffer's storage, not the tensor, so
+    // what autograd saved of a parameter (W^T, a view) sees the values again after the
+    // backward's gather, and holds no memory in between (FSDP's storage resize).
+    u.full = torch::empty({pg_->size() * u.chunk}, u.shard.options().dtype(options_.paramDtype));
+    for (size_t i = 0; i < u.params.size(); ++i)
+      u.params[i].set_data(u.full.narrow(0, u.offsets[i], u.numels[i]).view(u.shapes[i]));
     reshard(u);
     shards.push_back(u.shard);
     for (torch::Tensor &p : u.params)
@@ -131,7 +135,10 @@ size_t FullySharded::indexOf(const torch::nn::Module &unit) const {
 }
 
 void FullySharded::launchGather(Unit &u) {
-  u.full = torch::empty({pg_->size() * u.chunk}, u.shard.options().dtype(options_.paramDtype));
+  c10::StorageImpl *storage = u.full.storage().unsafeGetStorageImpl();
+  size_t bytes = u.full.numel() * u.full.element_size();
+  storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
+  storage->set_nbytes(bytes);
   u.gatherInput = options_.paramDtype == torch::kFloat ? u.shard : u.shard.to(options_.paramDtype);
   u.gather = pg_->allGather(u.full, u.gatherInput);
   u.state = State::Gathering;
@@ -148,15 +155,15 @@ void FullySharded::ensureGathered(size_t k) {
   mark(3);
   u.gather = Work();
   u.gatherInput = torch::Tensor();
-  for (size_t i = 0; i < u.params.size(); ++i)
-    u.params[i].set_data(u.full.narrow(0, u.offsets[i], u.numels[i]).view(u.shapes[i]));
   u.state = State::Gathered;
 }
 
 void FullySharded::reshard(Unit &u) {
-  for (torch::Tensor &p : u.params)
-    p.set_data(emptyOn(pg_->device(), options_.paramDtype));
-  u.full = torch::Tensor();
+  // The memory returns to the allocator in stream order (the kernels still reading it were
+  // issued before, on the stream that allocated it; NCCL's use is recorded or waited for).
+  c10::StorageImpl *storage = u.full.storage().unsafeGetStorageImpl();
+  storage->set_data_ptr_noswap(at::DataPtr(nullptr, storage->device()));
+  storage->set_nbytes(0);
   u.state = State::Free;
 }
 

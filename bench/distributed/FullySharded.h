@@ -5,8 +5,9 @@
 //
 //   - Each unit (a module: a Transformer block, the embeddings, ...) lays its parameters
 //     out in one flat buffer, padded to divide evenly; rank r keeps the r-th chunk as its
-//     f32 master shard, on the process group's device. The module's parameters hold
-//     empty tensors while the unit is not gathered.
+//     f32 master shard, on the process group's device. The module's parameters are views,
+//     set once, into a gathered buffer whose storage exists only while the unit is gathered
+//     (so what autograd saves of them, W^T say, holds no memory in between).
 //   - beforeForward(unit) all-gathers the unit's parameters (in paramDtype: the cast from
 //     the master shard happens once per gather) into a transient buffer and makes each
 //     parameter a view into it; it also launches the next units' all-gathers (prefetch),
@@ -118,12 +119,13 @@ private:
   struct Unit {
     std::string name;
     std::vector<torch::Tensor> params;
-    std::vector<std::vector<int64_t>> shapes; ///< the parameters hold empty tensors when free
+    std::vector<std::vector<int64_t>> shapes;
     std::vector<int64_t> offsets, numels;
     int64_t chunk = 0;  ///< elements per rank (the flat buffer holds world * chunk)
     torch::Tensor shard; ///< f32 master, [chunk]
     State state = State::Free;
-    torch::Tensor full, gatherInput;
+    torch::Tensor full; ///< [world * chunk] in paramDtype; storage freed while State::Free
+    torch::Tensor gatherInput;
     Work gather;
     torch::Tensor gradInput, gradShard;
     torch::Tensor accumulated; ///< f32 [world * chunk]: gradients of no-sync backwards
