@@ -154,6 +154,14 @@ TEST(PeerFailure, ARankThatExitsMakesTheOthersFailClearly) {
   EXPECT_LT(run.seconds, 40) << run.output;
 }
 
+TEST(PeerFailure, FullyShardedForwardOnOneRankFailsClearlyOnBoth) {
+  WorkerRun run = runWorker(2, {"fsdp-one-rank-forward"}, /*timeoutSeconds=*/60);
+  EXPECT_NE(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("FSDP"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("failed"), std::string::npos) << run.output;
+  EXPECT_LT(run.seconds, 40) << run.output;
+}
+
 TEST(PeerFailure, TesselRunEndsTheOthersWhenARankCrashes) {
   // The same through the tessel-run executable, with a rank that fails.
   std::string command = std::string(TESSEL_RUN) + " -n 2 --grace 2 -- /bin/sh -c "

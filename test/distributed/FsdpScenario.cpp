@@ -13,6 +13,8 @@
 #include "bench/model/Autocast.h"
 #include "test/distributed/ToyModel.h"
 
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 using namespace tessel::dist;
@@ -221,6 +223,28 @@ int scenarioFsdpLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string 
                            ": max |param - uninterrupted run| = " + number(worst),
         pg->rank());
   return failures ? 1 : 0;
+}
+
+int scenarioFsdpOneRankForward(const std::shared_ptr<ProcessGroup> &pg) {
+  // Rank 0 runs a forward, rank 1 goes straight to the step: their collectives no longer
+  // match, and each must fail with a clear error within the timeout, not hang.
+  Toy model(7);
+  FullySharded fsdp(unitsOf(model), pg, torchAdamW(adamW()));
+  auto start = std::chrono::steady_clock::now();
+  try {
+    if (pg->rank() == 0) {
+      Batch local = shardOf(globalBatch(0), 0, pg->size());
+      torch::mse_loss(fshardedForward(model, fsdp, local.x, 0.0), local.y).backward();
+    }
+    fsdp.step();
+  } catch (const std::exception &e) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "error after %.1f s: %s\n", seconds, e.what());
+    std::fflush(stderr);
+    std::_Exit(1); // c10d's background threads must not hold us up
+  }
+  std::printf("FAIL: mismatched FSDP collectives completed\n");
+  return 1;
 }
 
 int scenarioFsdp(const std::shared_ptr<ProcessGroup> &pg) {

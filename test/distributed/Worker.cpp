@@ -13,6 +13,7 @@
 //   tessel-dist-worker fsdp                fully sharded (ZeRO-3) training (FsdpScenario.cpp)
 //   tessel-dist-worker fsdp-save CKPT REF  the same, checkpoint, more steps
 //   tessel-dist-worker fsdp-load CKPT REF  resume from CKPT, compare with REF
+//   tessel-dist-worker fsdp-one-rank-forward  FSDP forward on rank 0 only: both fail clearly
 //   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
 //
 //===----------------------------------------------------------------------===//
@@ -545,7 +546,7 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 
 int main(int argc, char **argv) {
   const char *usage = "usage: %s ddp|shard|zero1-buckets|fsdp|save CKPT REF|load CKPT REF|\n"
-                      "       fsdp-save CKPT REF|fsdp-load CKPT REF|peer-exits\n"
+                      "       fsdp-save CKPT REF|fsdp-load CKPT REF|fsdp-one-rank-forward|peer-exits\n"
                       "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
     std::fprintf(stderr, usage, argv[0]);
@@ -563,7 +564,8 @@ int main(int argc, char **argv) {
   torch::set_num_threads(1); // several ranks share the CI machine's two cores
   ProcessGroupOptions options;
   options.backend = BackendKind::Gloo;
-  options.timeout = std::chrono::seconds(scenario == "peer-exits" ? 10 : 60);
+  bool failing = scenario == "peer-exits" || scenario == "fsdp-one-rank-forward";
+  options.timeout = std::chrono::seconds(failing ? 10 : 60);
   try {
     auto pg = ProcessGroup::fromEnvironment(options);
     if (scenario == "ddp")
@@ -586,6 +588,8 @@ int main(int argc, char **argv) {
       return scenarioFsdpLoad(pg, argv[2], argv[3]);
     if (scenario == "peer-exits")
       return scenarioPeerExits(pg);
+    if (scenario == "fsdp-one-rank-forward")
+      return scenarioFsdpOneRankForward(pg);
     std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
     return 2;
   } catch (const c10::Error &e) {
