@@ -162,6 +162,14 @@ TEST(PeerFailure, FullyShardedForwardOnOneRankFailsClearlyOnBoth) {
   EXPECT_LT(run.seconds, 40) << run.output;
 }
 
+TEST(PeerFailure, FullyShardedRankThatDiesMidStepMakesTheOtherFailClearly) {
+  WorkerRun run = runWorker(2, {"fsdp-rank-dies"}, /*timeoutSeconds=*/60);
+  EXPECT_NE(run.exitCode, 0) << run.output;
+  EXPECT_EQ(run.failedRank, 0) << run.output;
+  EXPECT_NE(run.output.find("rank 0 of 2: FSDP"), std::string::npos) << run.output;
+  EXPECT_LT(run.seconds, 40) << run.output;
+}
+
 TEST(PeerFailure, TesselRunEndsTheOthersWhenARankCrashes) {
   // The same through the tessel-run executable, with a rank that fails.
   std::string command = std::string(TESSEL_RUN) + " -n 2 --grace 2 -- /bin/sh -c "

@@ -225,16 +225,24 @@ int scenarioFsdpLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string 
   return failures ? 1 : 0;
 }
 
-int scenarioFsdpOneRankForward(const std::shared_ptr<ProcessGroup> &pg) {
-  // Rank 0 runs a forward, rank 1 goes straight to the step: their collectives no longer
-  // match, and each must fail with a clear error within the timeout, not hang.
+int scenarioFsdpBrokenStep(const std::shared_ptr<ProcessGroup> &pg, bool rankDies) {
+  // rankDies: rank 1 leaves in the middle of the step (after its forward, before its
+  // backward). Otherwise rank 0 runs a forward and rank 1 goes straight to the step, so
+  // their collectives no longer match. Either way the ranks left must fail with a clear
+  // error within the timeout, not hang.
   Toy model(7);
   FullySharded fsdp(unitsOf(model), pg, torchAdamW(adamW()));
   auto start = std::chrono::steady_clock::now();
   try {
-    if (pg->rank() == 0) {
-      Batch local = shardOf(globalBatch(0), 0, pg->size());
-      torch::mse_loss(fshardedForward(model, fsdp, local.x, 0.0), local.y).backward();
+    if (rankDies || pg->rank() == 0) {
+      Batch local = shardOf(globalBatch(0), pg->rank(), pg->size());
+      torch::Tensor loss = torch::mse_loss(fshardedForward(model, fsdp, local.x, 0.0), local.y);
+      if (rankDies && pg->rank() == 1) {
+        std::printf("rank 1 leaves mid-step\n");
+        std::fflush(stdout);
+        std::_Exit(0); // as if it crashed: no goodbye to the others
+      }
+      loss.backward();
     }
     fsdp.step();
   } catch (const std::exception &e) {

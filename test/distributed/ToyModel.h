@@ -109,8 +109,9 @@ inline torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.
 /// AdamW and the misuse errors; a checkpoint saved after three steps (and the parameters
 /// two steps later), then loaded, perhaps at another world size, and compared.
 int scenarioFsdp(const std::shared_ptr<tessel::dist::ProcessGroup> &pg);
-/// Rank 0 runs a forward, rank 1 does not: both must fail clearly within the timeout.
-int scenarioFsdpOneRankForward(const std::shared_ptr<tessel::dist::ProcessGroup> &pg);
+/// Rank 0 runs a forward and rank 1 does not, or (rankDies) rank 1 leaves mid-step: the
+/// ranks left must fail clearly within the timeout.
+int scenarioFsdpBrokenStep(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, bool rankDies);
 int scenarioFsdpSave(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, const std::string &ckpt,
                      const std::string &ref);
 int scenarioFsdpLoad(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, const std::string &ckpt,

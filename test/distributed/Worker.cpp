@@ -14,6 +14,7 @@
 //   tessel-dist-worker fsdp-save CKPT REF  the same, checkpoint, more steps
 //   tessel-dist-worker fsdp-load CKPT REF  resume from CKPT, compare with REF
 //   tessel-dist-worker fsdp-one-rank-forward  FSDP forward on rank 0 only: both fail clearly
+//   tessel-dist-worker fsdp-rank-dies      rank 1 leaves mid-step; rank 0 must fail clearly
 //   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
 //
 //===----------------------------------------------------------------------===//
@@ -546,7 +547,8 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 
 int main(int argc, char **argv) {
   const char *usage = "usage: %s ddp|shard|zero1-buckets|fsdp|save CKPT REF|load CKPT REF|\n"
-                      "       fsdp-save CKPT REF|fsdp-load CKPT REF|fsdp-one-rank-forward|peer-exits\n"
+                      "       fsdp-save CKPT REF|fsdp-load CKPT REF|fsdp-one-rank-forward|\n"
+                      "       fsdp-rank-dies|peer-exits\n"
                       "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
     std::fprintf(stderr, usage, argv[0]);
@@ -564,7 +566,8 @@ int main(int argc, char **argv) {
   torch::set_num_threads(1); // several ranks share the CI machine's two cores
   ProcessGroupOptions options;
   options.backend = BackendKind::Gloo;
-  bool failing = scenario == "peer-exits" || scenario == "fsdp-one-rank-forward";
+  bool failing = scenario == "peer-exits" || scenario == "fsdp-one-rank-forward" ||
+                 scenario == "fsdp-rank-dies";
   options.timeout = std::chrono::seconds(failing ? 10 : 60);
   try {
     auto pg = ProcessGroup::fromEnvironment(options);
@@ -588,8 +591,8 @@ int main(int argc, char **argv) {
       return scenarioFsdpLoad(pg, argv[2], argv[3]);
     if (scenario == "peer-exits")
       return scenarioPeerExits(pg);
-    if (scenario == "fsdp-one-rank-forward")
-      return scenarioFsdpOneRankForward(pg);
+    if (scenario == "fsdp-one-rank-forward" || scenario == "fsdp-rank-dies")
+      return scenarioFsdpBrokenStep(pg, scenario == "fsdp-rank-dies");
     std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
     return 2;
   } catch (const c10::Error &e) {
