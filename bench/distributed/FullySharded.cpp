@@ -4,13 +4,19 @@
 #include "bench/distributed/Strategy.h"
 
 #include <torch/csrc/autograd/function_hook.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_set>
+
+#include <sys/stat.h>
 
 namespace tessel::dist {
 
@@ -418,6 +424,84 @@ void FullySharded::loadConsolidated(const std::string &path) {
     }
     local_->loadState(k, state);
   }
+}
+
+namespace {
+/// The layout a sharded checkpoint must match: world size, then per unit its chunk.
+torch::Tensor layoutOf(int world, const std::vector<int64_t> &chunks) {
+  std::vector<int64_t> values = {world, static_cast<int64_t>(chunks.size())};
+  values.insert(values.end(), chunks.begin(), chunks.end());
+  return torch::tensor(values, torch::kInt64);
+}
+} // namespace
+
+void FullySharded::saveSharded(const std::string &directory) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (inBackward_)
+    throw std::logic_error("FullySharded: saveSharded() between a backward and its step()");
+  std::vector<int64_t> chunks;
+  torch::serialize::OutputArchive mine;
+  for (size_t k = 0; k < units_.size(); ++k) {
+    chunks.push_back(units_[k].chunk);
+    std::string unit = "unit_" + std::to_string(k) + "_";
+    mine.write(unit + "shard", units_[k].shard.detach().cpu());
+    for (const auto &[name, t] : local_->state(k))
+      mine.write(unit + "state_" + name, t.detach().cpu());
+  }
+  if (::mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST)
+    throw std::runtime_error("FullySharded: cannot create '" + directory + "': " + std::strerror(errno));
+  if (pg_->rank() == 0) {
+    torch::serialize::OutputArchive index;
+    index.write("layout", layoutOf(pg_->size(), chunks));
+    index.save_to(directory + "/index.pt");
+  }
+  mine.save_to(directory + "/rank" + std::to_string(pg_->rank()) + ".pt");
+  pg_->barrier(); // every file is written
+}
+
+void FullySharded::loadSharded(const std::string &directory) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (inBackward_)
+    throw std::logic_error("FullySharded: loadSharded() between a backward and its step()");
+  std::vector<int64_t> chunks;
+  for (const Unit &u : units_)
+    chunks.push_back(u.chunk);
+  torch::serialize::InputArchive index;
+  index.load_from(directory + "/index.pt");
+  torch::Tensor saved;
+  index.read("layout", saved);
+  torch::Tensor expected = layoutOf(pg_->size(), chunks);
+  if (!saved.equal(expected))
+    throw std::invalid_argument(
+        "FullySharded: the sharded checkpoint in '" + directory + "' was written by " +
+        std::to_string(saved[0].item<int64_t>()) + " ranks with " +
+        std::to_string(saved[1].item<int64_t>()) + " units; this run has " +
+        std::to_string(pg_->size()) + " ranks and " + std::to_string(units_.size()) +
+        " units with other chunks: load a consolidated checkpoint to change the layout");
+  torch::serialize::InputArchive mine;
+  mine.load_from(directory + "/rank" + std::to_string(pg_->rank()) + ".pt");
+  std::vector<std::string> keys = mine.keys();
+  torch::NoGradGuard noGrad;
+  for (size_t k = 0; k < units_.size(); ++k) {
+    Unit &u = units_[k];
+    if (u.state == State::Gathering)
+      pg_->wait(u.gather, "FSDP all-gather of " + u.name);
+    reshard(u);
+    std::string unit = "unit_" + std::to_string(k) + "_";
+    torch::Tensor shard;
+    mine.read(unit + "shard", shard);
+    u.shard.copy_(shard);
+    ParamState state;
+    std::string prefix = unit + "state_";
+    for (const std::string &key : keys)
+      if (key.rfind(prefix, 0) == 0) {
+        torch::Tensor t;
+        mine.read(key, t);
+        state.emplace_back(key.substr(prefix.size()), t);
+      }
+    local_->loadState(k, state);
+  }
+  pg_->barrier();
 }
 
 } // namespace tessel::dist

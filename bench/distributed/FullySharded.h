@@ -105,6 +105,14 @@ public:
   /// optimizer must be able to load state: torchAdamW, not tesselAdamW); every unit is
   /// freed, so the next forward gathers the loaded values.
   void loadConsolidated(const std::string &path);
+  /// Collective: each rank writes its own master shards and optimizer state to
+  /// `directory`/rank<r>.pt (no gather: as fast as the disk) and rank 0 an index.pt naming
+  /// the world size and the unit layout; the directory (created, its parent must exist)
+  /// must be shared by the ranks.
+  void saveSharded(const std::string &directory);
+  /// Collective: each rank reads its own file back. Throws unless the index matches this
+  /// run's world size and units (load a consolidated checkpoint to change them).
+  void loadSharded(const std::string &directory);
 
   size_t numUnits() const { return units_.size(); }
   /// Units whose reduce-scatter the backward's hooks launched in the last step.

@@ -144,6 +144,25 @@ TEST(Checkpoint, FullyShardedSavedAtTwoRanksResumesIdenticallyAtThree) {
   std::remove(ref.c_str());
 }
 
+TEST(Checkpoint, FullyShardedPerRankFilesResumeIdenticallyAtTheSameWorldSizeOnly) {
+  std::string dir = tempPath("fsdp-sharded"), ref = tempPath("fsdp-sharded-reference.pt");
+  WorkerRun save = runWorker(2, {"fsdp-save-sharded", dir, ref});
+  ASSERT_EQ(save.exitCode, 0) << save.output;
+  WorkerRun load = runWorker(2, {"fsdp-load-sharded", dir, ref});
+  EXPECT_EQ(load.exitCode, 0) << load.output;
+  EXPECT_EQ(load.output.find("FAIL"), std::string::npos) << load.output;
+  EXPECT_NE(load.output.find("ok sharded fsdp checkpoint resumed"), std::string::npos) << load.output;
+  // Three ranks cannot read two ranks' shards: a clear error, pointing at the other format.
+  WorkerRun other = runWorker(3, {"fsdp-load-sharded", dir, ref});
+  EXPECT_NE(other.exitCode, 0) << other.output;
+  EXPECT_NE(other.output.find("was written by 2 ranks"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find("load a consolidated checkpoint"), std::string::npos) << other.output;
+  for (const char *file : {"/index.pt", "/rank0.pt", "/rank1.pt"})
+    std::remove((dir + file).c_str());
+  ::rmdir(dir.c_str());
+  std::remove(ref.c_str());
+}
+
 TEST(PeerFailure, ARankThatExitsMakesTheOthersFailClearly) {
   // Rank 1 exits 0 without warning, so the launcher does not end the others:
   // they must notice on their own, with a clear error, within the timeout.

@@ -193,11 +193,14 @@ void runErrorCases(const std::shared_ptr<ProcessGroup> &pg) {
 } // namespace
 
 int scenarioFsdpSave(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
-                     const std::string &ref) {
+                     const std::string &ref, bool sharded) {
   Toy model(7);
   FullySharded fsdp(unitsOf(model), pg, torchAdamW(adamW()));
   trainFsdp(pg, model, fsdp, 0, kStepsBeforeSave);
-  fsdp.saveConsolidated(ckpt);
+  if (sharded)
+    fsdp.saveSharded(ckpt);
+  else
+    fsdp.saveConsolidated(ckpt);
   trainFsdp(pg, model, fsdp, kStepsBeforeSave, kStepsAfterSave);
   fsdp.gatherAll();
   if (pg->rank() == 0)
@@ -207,10 +210,13 @@ int scenarioFsdpSave(const std::shared_ptr<ProcessGroup> &pg, const std::string 
 }
 
 int scenarioFsdpLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string &ckpt,
-                     const std::string &ref) {
+                     const std::string &ref, bool sharded) {
   Toy model(7); // the initial weights: the checkpoint's are three steps ahead
   FullySharded fsdp(unitsOf(model), pg, torchAdamW(adamW()));
-  fsdp.loadConsolidated(ckpt);
+  if (sharded)
+    fsdp.loadSharded(ckpt);
+  else
+    fsdp.loadConsolidated(ckpt);
   trainFsdp(pg, model, fsdp, kStepsBeforeSave, kStepsAfterSave);
   fsdp.gatherAll();
   std::vector<torch::Tensor> expected;
@@ -219,7 +225,8 @@ int scenarioFsdpLoad(const std::shared_ptr<ProcessGroup> &pg, const std::string 
   double worst = 0;
   for (size_t i = 0; i < params.size(); ++i)
     worst = std::max(worst, (params[i] - expected[i]).abs().max().item<double>());
-  check(worst <= 1e-5, "fsdp checkpoint resumed at world size " + std::to_string(pg->size()) +
+  check(worst <= 1e-5, std::string(sharded ? "sharded" : "consolidated") +
+                           " fsdp checkpoint resumed at world size " + std::to_string(pg->size()) +
                            ": max |param - uninterrupted run| = " + number(worst),
         pg->rank());
   return failures ? 1 : 0;

@@ -112,10 +112,11 @@ int scenarioFsdp(const std::shared_ptr<tessel::dist::ProcessGroup> &pg);
 /// Rank 0 runs a forward and rank 1 does not, or (rankDies) rank 1 leaves mid-step: the
 /// ranks left must fail clearly within the timeout.
 int scenarioFsdpBrokenStep(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, bool rankDies);
+/// `sharded`: one file per rank (same world size only) instead of the consolidated file.
 int scenarioFsdpSave(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, const std::string &ckpt,
-                     const std::string &ref);
+                     const std::string &ref, bool sharded);
 int scenarioFsdpLoad(const std::shared_ptr<tessel::dist::ProcessGroup> &pg, const std::string &ckpt,
-                     const std::string &ref);
+                     const std::string &ref, bool sharded);
 
 } // namespace tessel::disttest
 

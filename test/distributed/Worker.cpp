@@ -13,6 +13,7 @@
 //   tessel-dist-worker fsdp                fully sharded (ZeRO-3) training (FsdpScenario.cpp)
 //   tessel-dist-worker fsdp-save CKPT REF  the same, checkpoint, more steps
 //   tessel-dist-worker fsdp-load CKPT REF  resume from CKPT, compare with REF
+//   tessel-dist-worker fsdp-save-sharded DIR REF, fsdp-load-sharded DIR REF  one file per rank
 //   tessel-dist-worker fsdp-one-rank-forward  FSDP forward on rank 0 only: both fail clearly
 //   tessel-dist-worker fsdp-rank-dies      rank 1 leaves mid-step; rank 0 must fail clearly
 //   tessel-dist-worker peer-exits          rank 1 leaves; the others must fail clearly
@@ -547,7 +548,7 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
 
 int main(int argc, char **argv) {
   const char *usage = "usage: %s ddp|shard|zero1-buckets|fsdp|save CKPT REF|load CKPT REF|\n"
-                      "       fsdp-save CKPT REF|fsdp-load CKPT REF|fsdp-one-rank-forward|\n"
+                      "       fsdp-save[-sharded] CKPT REF|fsdp-load[-sharded] CKPT REF|fsdp-one-rank-forward|\n"
                       "       fsdp-rank-dies|peer-exits\n"
                       "One rank of the distributed tests (start it with tessel-run -n N).\n";
   if (argc < 2) {
@@ -585,10 +586,11 @@ int main(int argc, char **argv) {
       return scenarioSave(pg, argv[2], argv[3]);
     if (scenario == "load" && argc == 4)
       return scenarioLoad(pg, argv[2], argv[3]);
-    if (scenario == "fsdp-save" && argc == 4)
-      return scenarioFsdpSave(pg, argv[2], argv[3]);
-    if (scenario == "fsdp-load" && argc == 4)
-      return scenarioFsdpLoad(pg, argv[2], argv[3]);
+    bool sharded = scenario == "fsdp-save-sharded" || scenario == "fsdp-load-sharded";
+    if ((scenario == "fsdp-save" || scenario == "fsdp-save-sharded") && argc == 4)
+      return scenarioFsdpSave(pg, argv[2], argv[3], sharded);
+    if ((scenario == "fsdp-load" || scenario == "fsdp-load-sharded") && argc == 4)
+      return scenarioFsdpLoad(pg, argv[2], argv[3], sharded);
     if (scenario == "peer-exits")
       return scenarioPeerExits(pg);
     if (scenario == "fsdp-one-rank-forward" || scenario == "fsdp-rank-dies")
