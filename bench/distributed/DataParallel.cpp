@@ -2,9 +2,8 @@
 
 #include "bench/distributed/DataParallel.h"
 #include "bench/distributed/Buckets.h"
+#include "bench/distributed/GradReadyHook.h"
 
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -175,22 +174,6 @@ struct DataParallel::State {
 
 namespace {
 
-/// Tessel's post-accumulate-grad hook: tells the DDP state that a parameter's
-/// gradient is complete for this backward.
-class GradReadyHook : public torch::autograd::PostAccumulateGradHook {
-public:
-  GradReadyHook(std::weak_ptr<DataParallel::State> state, int index)
-      : state_(std::move(state)), index_(index) {}
-  void operator()(const torch::autograd::Variable &) override {
-    if (auto state = state_.lock())
-      state->onGradReady(index_);
-  }
-
-private:
-  std::weak_ptr<DataParallel::State> state_;
-  int index_;
-};
-
 int dtypeKey(const torch::Tensor &t) {
   return static_cast<int>(t.scalar_type()) * 1000 + static_cast<int>(t.device().index() + 1);
 }
@@ -280,15 +263,17 @@ DataParallel::DataParallel(std::shared_ptr<torch::nn::Module> module,
     s.pending.resize(s.buckets.size());
     std::weak_ptr<State> weak = state_;
     for (size_t p = 0; p < s.params.size(); ++p)
-      torch::autograd::impl::set_post_acc_grad_hooks(
-          s.params[p], std::make_unique<GradReadyHook>(weak, static_cast<int>(p)));
+      setGradReadyHook(s.params[p], [weak, index = static_cast<int>(p)] {
+        if (auto state = weak.lock())
+          state->onGradReady(index);
+      });
   }
 }
 
 DataParallel::~DataParallel() {
   if (state_ && !state_->buckets.empty())
     for (const torch::Tensor &param : state_->params)
-      torch::autograd::impl::set_post_acc_grad_hooks(param, nullptr);
+      clearGradReadyHook(param);
 }
 
 void DataParallel::buildBuckets(int64_t bucketBytes) {

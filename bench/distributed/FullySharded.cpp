@@ -1,12 +1,11 @@
 //===- bench/distributed/FullySharded.cpp - Fully sharded data parallel (ZeRO-3) -===//
 #include "bench/distributed/FullySharded.h"
 #include "bench/distributed/ConsolidatedCheckpoint.h"
+#include "bench/distributed/GradReadyHook.h"
 #include "bench/distributed/Strategy.h"
 
-#include <torch/csrc/autograd/function_hook.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
-#include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -19,16 +18,6 @@
 #include <sys/stat.h>
 
 namespace tessel::dist {
-
-class FullySharded::GradReadyHook : public torch::autograd::PostAccumulateGradHook {
-public:
-  GradReadyHook(FullySharded &owner, size_t unit) : owner_(owner), unit_(unit) {}
-  void operator()(const torch::autograd::Variable &) override { owner_.onGradReady(unit_); }
-
-private:
-  FullySharded &owner_; // the destructor removes the hooks
-  size_t unit_;
-};
 
 namespace {
 /// Chunks are multiples of 16 elements, so every rank's chunk starts 64-byte aligned.
@@ -95,7 +84,7 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
     reshard(u);
     shards.push_back(u.shard);
     for (torch::Tensor &p : u.params)
-      torch::autograd::impl::set_post_acc_grad_hooks(p, std::make_unique<GradReadyHook>(*this, k));
+      setGradReadyHook(p, [this, k] { onGradReady(k); }); // cleared by ~FullySharded
   }
   local_ = factory(shards);
   nextReduction_ = static_cast<int>(units_.size()) - 1;
@@ -104,7 +93,7 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
 FullySharded::~FullySharded() {
   for (Unit &u : units_)
     for (torch::Tensor &p : u.params)
-      torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+      clearGradReadyHook(p);
 }
 
 void FullySharded::checkRanksAgree(const std::vector<torch::Tensor> &flats) {
@@ -188,7 +177,7 @@ void FullySharded::afterForward(torch::nn::Module &unit, const std::vector<torch
   bool hooked = false;
   for (const torch::Tensor &out : outputs)
     if (out.defined() && out.requires_grad()) {
-      const_cast<torch::Tensor &>(out).register_hook([this, k](const torch::Tensor &) {
+      out.register_hook([this, k](const torch::Tensor &) {
         std::lock_guard<std::mutex> lock(mutex_);
         preBackward(k);
       });
@@ -353,6 +342,20 @@ int64_t FullySharded::stateBytes() const {
   return total;
 }
 
+void FullySharded::requireNoBackwardInFlight(const char *call) const {
+  if (inBackward_)
+    throw std::logic_error(std::string("FullySharded: ") + call +
+                           "() between a backward and its step()");
+}
+
+void FullySharded::freeAllUnits() {
+  for (Unit &u : units_) {
+    if (u.state == State::Gathering)
+      pg_->wait(u.gather, "FSDP all-gather of " + u.name);
+    reshard(u);
+  }
+}
+
 std::vector<FullySharded::Overlap> FullySharded::overlapsOfShard(size_t k) const {
   const Unit &u = units_[k];
   int64_t begin = pg_->rank() * u.chunk, end = begin + u.chunk;
@@ -367,8 +370,7 @@ std::vector<FullySharded::Overlap> FullySharded::overlapsOfShard(size_t k) const
 
 void FullySharded::saveConsolidated(const std::string &path) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (inBackward_)
-    throw std::logic_error("FullySharded: saveConsolidated() between a backward and its step()");
+  requireNoBackwardInFlight("saveConsolidated");
   torch::NoGradGuard noGrad;
   // The f32 masters, gathered unit by unit (whatever dtype the units compute in); rank 0
   // keeps them on the host for the file.
@@ -395,16 +397,13 @@ void FullySharded::saveConsolidated(const std::string &path) {
 
 void FullySharded::loadConsolidated(const std::string &path) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (inBackward_)
-    throw std::logic_error("FullySharded: loadConsolidated() between a backward and its step()");
+  requireNoBackwardInFlight("loadConsolidated");
   size_t numParams = firstParam_.back() + units_.back().params.size();
   ConsolidatedCheckpoint checkpoint = ConsolidatedCheckpoint::load(*pg_, path, numParams);
   torch::NoGradGuard noGrad;
+  freeAllUnits();
   for (size_t k = 0; k < units_.size(); ++k) {
     Unit &u = units_[k];
-    if (u.state == State::Gathering)
-      pg_->wait(u.gather, "FSDP all-gather of " + u.name);
-    reshard(u);
     u.shard.zero_(); // the padding stays zero
     ParamState state;
     for (const Overlap &o : overlapsOfShard(k)) {
@@ -437,8 +436,7 @@ torch::Tensor layoutOf(int world, const std::vector<int64_t> &chunks) {
 
 void FullySharded::saveSharded(const std::string &directory) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (inBackward_)
-    throw std::logic_error("FullySharded: saveSharded() between a backward and its step()");
+  requireNoBackwardInFlight("saveSharded");
   std::vector<int64_t> chunks;
   torch::serialize::OutputArchive mine;
   for (size_t k = 0; k < units_.size(); ++k) {
@@ -461,8 +459,7 @@ void FullySharded::saveSharded(const std::string &directory) {
 
 void FullySharded::loadSharded(const std::string &directory) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (inBackward_)
-    throw std::logic_error("FullySharded: loadSharded() between a backward and its step()");
+  requireNoBackwardInFlight("loadSharded");
   std::vector<int64_t> chunks;
   for (const Unit &u : units_)
     chunks.push_back(u.chunk);
@@ -482,11 +479,9 @@ void FullySharded::loadSharded(const std::string &directory) {
   mine.load_from(directory + "/rank" + std::to_string(pg_->rank()) + ".pt");
   std::vector<std::string> keys = mine.keys();
   torch::NoGradGuard noGrad;
+  freeAllUnits();
   for (size_t k = 0; k < units_.size(); ++k) {
     Unit &u = units_[k];
-    if (u.state == State::Gathering)
-      pg_->wait(u.gather, "FSDP all-gather of " + u.name);
-    reshard(u);
     std::string unit = "unit_" + std::to_string(k) + "_";
     torch::Tensor shard;
     mine.read(unit + "shard", shard);

@@ -122,7 +122,6 @@ public:
   int64_t stateBytes() const;         ///< this rank's optimizer state
 
 private:
-  class GradReadyHook;
   enum class State { Free, Gathering, Gathered };
   struct Unit {
     std::string name;
@@ -164,6 +163,10 @@ private:
     int64_t inParam, inChunk, numel;
   };
   std::vector<Overlap> overlapsOfShard(size_t k) const;
+  /// Checkpoints are taken between steps; throws naming `call` otherwise.
+  void requireNoBackwardInFlight(const char *call) const;
+  /// Every unit freed (a gather in flight waited for first), before loading new shards.
+  void freeAllUnits();
 
   std::shared_ptr<ProcessGroup> pg_;
   FullyShardedOptions options_;

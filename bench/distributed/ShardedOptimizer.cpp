@@ -4,11 +4,10 @@
 #include "bench/distributed/ConsolidatedCheckpoint.h"
 #include "bench/distributed/Strategy.h"
 #include "bench/distributed/Buckets.h"
+#include "bench/distributed/GradReadyHook.h"
 
 #include "bench/model/AdamW.h"
 
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -171,17 +170,6 @@ OptimizerFactory tesselAdamW(const model::AdamWOptions &options,
   };
 }
 
-/// Zero1's post-accumulate-grad hook: tells the optimizer a gradient is complete.
-class ShardedOptimizer::GradReadyHook : public torch::autograd::PostAccumulateGradHook {
-public:
-  GradReadyHook(ShardedOptimizer &owner, int param) : owner_(owner), param_(param) {}
-  void operator()(const torch::autograd::Variable &) override { owner_.onGradReady(param_); }
-
-private:
-  ShardedOptimizer &owner_; // the destructor removes the hooks
-  int param_;
-};
-
 ShardedOptimizer::ShardedOptimizer(std::vector<torch::Tensor> params,
                                    std::shared_ptr<ProcessGroup> pg, OptimizerFactory factory,
                                    ShardMode mode, double bucketMb, int stepGroups)
@@ -296,7 +284,7 @@ ShardedOptimizer::~ShardedOptimizer() {
     }
   if (mode_ == ShardMode::Zero1)
     for (const torch::Tensor &p : params_)
-      torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+      clearGradReadyHook(p);
 }
 
 int64_t ShardedOptimizer::layOutByOwner() {
@@ -375,8 +363,7 @@ void ShardedOptimizer::setUpGradientBuckets() {
   works_.resize(buckets_.size());
   reduced_.resize(buckets_.size());
   for (size_t i = 0; i < params_.size(); ++i)
-    torch::autograd::impl::set_post_acc_grad_hooks(
-        params_[i], std::make_unique<GradReadyHook>(*this, static_cast<int>(i)));
+    setGradReadyHook(params_[i], [this, i] { onGradReady(static_cast<int>(i)); }); // cleared by ~ShardedOptimizer
 }
 
 const std::vector<int> &ShardedOptimizer::owners() const {

@@ -217,7 +217,6 @@ public:
   void loadConsolidated(const std::string &path);
 
 private:
-  class GradReadyHook;
   /// Zero1: parameters `params` (layout order) in flat-buffer elements
   /// [offset, offset + world * chunk); rank r reduces and steps the r-th chunk.
   struct Bucket {

@@ -253,10 +253,7 @@ int scenarioFsdpBrokenStep(const std::shared_ptr<ProcessGroup> &pg, bool rankDie
     }
     fsdp.step();
   } catch (const std::exception &e) {
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "error after %.1f s: %s\n", seconds, e.what());
-    std::fflush(stderr);
-    std::_Exit(1); // c10d's background threads must not hold us up
+    exitWithError(start, e);
   }
   std::printf("FAIL: mismatched FSDP collectives completed\n");
   return 1;

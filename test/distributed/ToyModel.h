@@ -7,7 +7,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -101,6 +103,16 @@ inline void check(bool ok, const std::string &what, int rank) {
     ++failures;
     std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
   }
+}
+
+/// A failing scenario's exit: the error and how long after `start` it came, then exit 1 at
+/// once (c10d's background threads must not hold the process up).
+[[noreturn]] inline void exitWithError(std::chrono::steady_clock::time_point start,
+                                       const std::exception &e) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "error after %.1f s: %s\n", seconds, e.what());
+  std::fflush(stderr);
+  std::_Exit(1);
 }
 
 inline torch::optim::AdamWOptions adamW() { return torch::optim::AdamWOptions(0.01).weight_decay(0.1); }

@@ -535,10 +535,7 @@ int scenarioPeerExits(const std::shared_ptr<ProcessGroup> &pg) {
     for (int i = 0; i < 1000; ++i)
       pg->wait(pg->allReduce(t), "all-reduce");
   } catch (const DistributedError &e) {
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "error after %.1f s: %s\n", seconds, e.what());
-    std::fflush(stderr);
-    std::_Exit(1); // c10d's background threads must not hold us up
+    exitWithError(start, e);
   }
   std::printf("FAIL: all-reduces with a missing rank succeeded\n");
   return 1;
