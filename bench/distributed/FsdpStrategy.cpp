@@ -50,6 +50,7 @@ public:
   }
   void finish() override {
     removeHooks();
+    peakGathered_ = fsdp_->peakGatheredUnits(); // gatherAll() gathers every unit
     fsdp_->gatherAll();
   }
   StrategyReport report() const override {
@@ -59,6 +60,7 @@ public:
     r.stateBytes = static_cast<double>(fsdp_->stateBytes());
     r.buckets = static_cast<int>(fsdp_->numUnits());
     r.bucketsFromHooks = fsdp_->unitsReducedDuringBackward();
+    r.peakGatheredUnits = peakGathered_;
     return r;
   }
 
@@ -70,6 +72,7 @@ private:
 
   tessel::model::TransformerLM lm_;
   std::unique_ptr<FullySharded> fsdp_;
+  int peakGathered_ = 0;
 };
 
 } // namespace

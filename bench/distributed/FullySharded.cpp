@@ -30,8 +30,8 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
     : pg_(std::move(pg)), options_(options) {
   if (!pg_ || !factory)
     throw std::invalid_argument("FullySharded needs a process group and an optimizer factory");
-  if (options_.prefetch < 0)
-    throw std::invalid_argument("FullySharded: prefetch must be >= 0");
+  if (options_.prefetch < 0 || options_.maxGatheredUnits < 1)
+    throw std::invalid_argument("FullySharded: prefetch must be >= 0 and maxGatheredUnits >= 1");
   torch::NoGradGuard noGrad;
   int world = pg_->size(), rank = pg_->rank();
   std::unordered_set<const c10::TensorImpl *> seen;
@@ -137,6 +137,12 @@ void FullySharded::launchGather(Unit &u) {
   u.gatherInput = options_.paramDtype == torch::kFloat ? u.shard : u.shard.to(options_.paramDtype);
   u.gather = pg_->allGather(u.full, u.gatherInput);
   u.state = State::Gathering;
+  peakGathered_ = std::max(peakGathered_, ++gathered_);
+}
+
+void FullySharded::prefetch(size_t k) {
+  if (units_[k].state == State::Free && gathered_ < options_.maxGatheredUnits)
+    launchGather(units_[k]);
 }
 
 void FullySharded::ensureGathered(size_t k) {
@@ -159,6 +165,8 @@ void FullySharded::reshard(Unit &u) {
   c10::StorageImpl *storage = u.full.storage().unsafeGetStorageImpl();
   storage->set_data_ptr_noswap(at::DataPtr(nullptr, storage->device()));
   storage->set_nbytes(0);
+  if (u.state != State::Free)
+    --gathered_;
   u.state = State::Free;
 }
 
@@ -167,8 +175,7 @@ void FullySharded::beforeForward(torch::nn::Module &unit) {
   size_t k = indexOf(unit);
   ensureGathered(k);
   for (size_t ahead = k + 1; ahead <= k + options_.prefetch && ahead < units_.size(); ++ahead)
-    if (units_[ahead].state == State::Free)
-      launchGather(units_[ahead]);
+    prefetch(ahead);
 }
 
 void FullySharded::afterForward(torch::nn::Module &unit, const std::vector<torch::Tensor> &outputs) {
@@ -197,8 +204,7 @@ void FullySharded::preBackward(size_t k) {
   inBackward_ = true;
   ensureGathered(k);
   for (size_t behind = 1; behind <= static_cast<size_t>(options_.prefetch) && behind <= k; ++behind)
-    if (units_[k - behind].state == State::Free)
-      launchGather(units_[k - behind]);
+    prefetch(k - behind);
 }
 
 void FullySharded::onGradReady(size_t k) {
@@ -279,6 +285,7 @@ void FullySharded::zeroGrad() {
   if (inBackward_)
     throw std::logic_error("FullySharded: zeroGrad() after a backward without step()");
   reducedByHooks_ = 0;
+  peakGathered_ = gathered_;
   for (Unit &u : units_) {
     for (torch::Tensor &p : u.params)
       p.mutable_grad() = torch::Tensor();

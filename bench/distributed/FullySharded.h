@@ -59,9 +59,13 @@ struct FullyShardedOptions {
   torch::ScalarType paramDtype = torch::kFloat;
   /// The dtype gradients are reduce-scattered in.
   torch::ScalarType reduceDtype = torch::kFloat;
-  /// How many units ahead the forward (and behind, the backward) all-gathers: the most
-  /// units gathered at once is about prefetch + 2.
+  /// How many units ahead the forward (and behind, the backward) all-gathers.
   int prefetch = 1;
+  /// No prefetch is launched while this many units are gathered or gathering (FSDP1's
+  /// limit_all_gathers): deep prefetching cannot hold more than this many units' full
+  /// parameters. The unit computing now is gathered regardless, and in the backward so is
+  /// the one after it until its gradients are reduced, so the bound is max(this, 2).
+  int maxGatheredUnits = 3;
 };
 
 class FullySharded {
@@ -117,6 +121,8 @@ public:
   size_t numUnits() const { return units_.size(); }
   /// Units whose reduce-scatter the backward's hooks launched in the last step.
   int unitsReducedDuringBackward() const { return reducedByHooks_; }
+  /// The most units gathered or gathering at once since the last zeroGrad().
+  int peakGatheredUnits() const { return peakGathered_; }
   int64_t shardBytes() const;         ///< this rank's f32 master shards
   int64_t gradientShardBytes() const; ///< this rank's reduced gradient chunks
   int64_t stateBytes() const;         ///< this rank's optimizer state
@@ -148,6 +154,9 @@ private:
   size_t indexOf(const torch::nn::Module &unit) const;
   void checkRanksAgree(const std::vector<torch::Tensor> &flats);
   void launchGather(Unit &u);
+  /// Launches unit k's gather ahead of its use unless it is gathered already or the
+  /// limit on gathered units is reached.
+  void prefetch(size_t k);
   void ensureGathered(size_t u);
   void reshard(Unit &u);
   void preBackward(size_t u);
@@ -179,6 +188,8 @@ private:
   int nextReduction_ = -1; ///< units from here down to 0 are not launched yet
   Unit *previousReduction_ = nullptr; ///< the last unit launched, not yet waited for
   int reducedByHooks_ = 0;
+  int gathered_ = 0;     ///< units not State::Free
+  int peakGathered_ = 0; ///< the most at once since zeroGrad()
   bool inBackward_ = false;
   bool sync_ = true;
 };

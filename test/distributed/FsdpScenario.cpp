@@ -62,8 +62,9 @@ std::vector<torch::Tensor> trainedParams(Toy &model) {
   return params;
 }
 
-void runFsdpCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &name,
-                 FullyShardedOptions options, double tolerance) {
+/// Trains 4 steps against the reference; returns the most units gathered at once in the last.
+int runFsdpCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &name,
+                FullyShardedOptions options, double tolerance) {
   Toy model(7), reference(7);
   FullySharded fsdp({model->fc1.get(), model->fc2.get(), model->head.get(), model->partial.get()},
                     pg, torchAdamW(adamW()), options);
@@ -98,6 +99,7 @@ void runFsdpCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &nam
     loss.backward();
     referenceOptimizer.step();
   }
+  int peak = fsdp.peakGatheredUnits(); // before gatherAll() gathers every unit
   fsdp.gatherAll();
   double worst = maxDiff(model, reference);
   check(worst <= tolerance, name + ": max |param - single process| = " + number(worst) +
@@ -114,6 +116,7 @@ void runFsdpCase(const std::shared_ptr<ProcessGroup> &pg, const std::string &nam
             " elements",
         rank);
   check(fsdp.stateBytes() >= 2 * fsdp.shardBytes(), name + ": AdamW's state covers the shard", rank);
+  return peak;
 }
 
 /// Two micro-batches a step, the first's gradients accumulated without communication.
@@ -267,7 +270,13 @@ int scenarioFsdp(const std::shared_ptr<ProcessGroup> &pg) {
   runFsdpCase(pg, "fsdp f32 without prefetch", noPrefetch, 1e-5);
   FullyShardedOptions deep = f32;
   deep.prefetch = 3;
-  runFsdpCase(pg, "fsdp f32 prefetching 3 units", deep, 1e-5);
+  deep.maxGatheredUnits = 4;
+  int peak = runFsdpCase(pg, "fsdp f32 prefetching 3 units", deep, 1e-5);
+  check(peak == 4, "prefetching 3 units ahead gathers all 4 at once: " + std::to_string(peak), pg->rank());
+  FullyShardedOptions limited = deep;
+  limited.maxGatheredUnits = 2;
+  peak = runFsdpCase(pg, "fsdp f32 prefetching 3 units, at most 2 gathered", limited, 1e-5);
+  check(peak == 2, "at most 2 units gathered at once: " + std::to_string(peak), pg->rank());
   FullyShardedOptions bf16Reduce = f32;
   bf16Reduce.reduceDtype = torch::kBFloat16;
   runFsdpCase(pg, "fsdp gradients reduced in bf16", bf16Reduce, 2e-3);
