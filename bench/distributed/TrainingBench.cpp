@@ -83,7 +83,7 @@ struct CommonOptions {
   bool activationCheckpointing = false;
 
   void addTo(tessel::bench::FlagParser &flags) {
-    flags.add("model", "NAME", "preset: small | medium | large | xl | 2.7B", model);
+    flags.add("model", "NAME", "preset: small | medium | large | xl | 2.7B | 10B", model);
     flags.add("context-length", "N", "sequence length", context);
     flags.add("batch-size", "N", "global batch (split evenly over the ranks)", batch);
     flags.addList("precision", "LIST", "fp32 | bf16 (autocast; parameters stay f32)", precisions);
@@ -177,7 +177,7 @@ struct Measured {
   std::vector<double> backwardEndMs, rankSkewMs;
   double initGiB = 0, peakBeforeStepGiB = 0, peakOptimizerGiB = 0, peakGiB = 0;
   double paramGiB = 0, gradGiB = 0, stateGiB = 0;
-  int buckets = 0, bucketsFromHooks = 0;
+  int buckets = 0, bucketsFromHooks = 0, peakGatheredUnits = 0;
   std::string waitTiming;
   double bucketMb = 0;
   std::optional<BucketCalibration> calibration;
@@ -357,6 +357,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   m.stateGiB = report.stateBytes / kGiB;
   m.buckets = report.buckets;
   m.bucketsFromHooks = report.bucketsFromHooks;
+  m.peakGatheredUnits = report.peakGatheredUnits;
   m.bucketMb = report.bucketMb;
   m.calibration = report.calibration;
 
@@ -396,8 +397,9 @@ void storeSummary(Record &r, const std::string &key, const std::vector<double> &
   r.set(key + "_median", s.median);
 }
 
-Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
-                const TrainSetup &setup, const Measured &m) {
+/// What a row ran: the setup, the model and the group.
+Record describe(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
+                const TrainSetup &setup) {
   ModelConfig config = o.modelConfig();
   Record r;
   bool highPriority = o.ncclHighPriority && pg->kind() == BackendKind::Nccl;
@@ -414,6 +416,12 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("matmul", o.matmul);
   r.set("activation_checkpointing", o.activationCheckpointing ? "yes" : "no");
   r.set("weight_cast", setup.options.workingCopies ? "optimizer" : "autocast");
+  return r;
+}
+
+Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
+                const TrainSetup &setup, const Measured &m) {
+  Record r = describe(o, pg, setup);
   r.set("status", "ok");
   storeSummary(r, "step_ms", m.stepMs);
   storeSummary(r, "comm_wait_ms", m.waitMs);
@@ -446,6 +454,8 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
     r.set("buckets", static_cast<int64_t>(m.buckets));
     r.set("buckets_launched_in_backward", static_cast<int64_t>(m.bucketsFromHooks));
   }
+  if (m.peakGatheredUnits > 0)
+    r.set("peak_gathered_units", static_cast<int64_t>(m.peakGatheredUnits));
   if (m.bucketMb > 0)
     r.set("bucket_mb", m.bucketMb);
   if (m.calibration) {
@@ -493,9 +503,29 @@ std::shared_ptr<ProcessGroup> makeGroup(const CommonOptions &o) {
   return ProcessGroup::fromEnvironment(options);
 }
 
+/// Trains one setup. Out of memory is a row, status OOM, and the sweep goes on: the ranks
+/// run the same shapes, so they run out together (were one not to, the others would fail
+/// at c10d's timeout waiting for its collectives, not hang).
+Record runSetup(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
+                const TrainSetup &setup) {
+  try {
+    return toRecord(o, pg, setup, train(o, pg, setup));
+  } catch (const c10::OutOfMemoryError &) {
+    Record r = describe(o, pg, setup);
+    r.set("status", "OOM");
+    return r;
+  }
+}
+
 void progress(const std::shared_ptr<ProcessGroup> &pg, const Record &r) {
   if (pg->rank() != 0)
     return;
+  if (tessel::bench::formatValue(*r.get("status")) != "ok") {
+    std::fprintf(stderr, "%s %s: %s\n", tessel::bench::formatValue(*r.get("variant")).c_str(),
+                 tessel::bench::formatValue(*r.get("precision")).c_str(),
+                 tessel::bench::formatValue(*r.get("status")).c_str());
+    return;
+  }
   std::fprintf(stderr, "%s %s: step %s ms, comm wait (device) %s ms\n",
                tessel::bench::formatValue(*r.get("variant")).c_str(),
                tessel::bench::formatValue(*r.get("precision")).c_str(),
@@ -595,7 +625,7 @@ int runDdp(int argc, char **argv) {
   auto pg = makeGroup(o);
   std::vector<Record> records;
   for (const TrainSetup &s : setups) {
-    records.push_back(toRecord(o, pg, s, train(o, pg, s)));
+    records.push_back(runSetup(o, pg, s));
     progress(pg, records.back());
   }
   using tessel::bench::fieldColumn;
@@ -609,7 +639,8 @@ int runDdp(int argc, char **argv) {
                        meanStdColumn("rank skew ms", "rank_skew_host_ms"),
                        fieldColumn("buckets", "buckets", 0),
                        fieldColumn("from hooks", "buckets_launched_in_backward", 0),
-                       fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2)});
+                       fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2),
+                       fieldColumn("status", "status", 0, true)});
 }
 
 int runShard(int argc, char **argv) {
@@ -652,7 +683,7 @@ int runShard(int argc, char **argv) {
   auto pg = makeGroup(o);
   std::vector<Record> records;
   for (const TrainSetup &s : setups) {
-    records.push_back(toRecord(o, pg, s, train(o, pg, s)));
+    records.push_back(runSetup(o, pg, s));
     progress(pg, records.back());
   }
   using tessel::bench::fieldColumn;
@@ -663,7 +694,9 @@ int runShard(int argc, char **argv) {
                        fieldColumn("peak fwd+bwd GiB", "peak_before_step_GiB", 2),
                        fieldColumn("peak optim GiB", "peak_optimizer_step_GiB", 2),
                        fieldColumn("params GiB", "params_GiB", 2), fieldColumn("grads GiB", "grads_GiB", 2),
-                       fieldColumn("optim state GiB", "optimizer_state_GiB", 2)});
+                       fieldColumn("optim state GiB", "optimizer_state_GiB", 2),
+                       fieldColumn("gathered", "peak_gathered_units", 0),
+                       fieldColumn("status", "status", 0, true)});
 }
 
 } // namespace

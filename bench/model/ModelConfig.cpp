@@ -63,6 +63,9 @@ constexpr Preset kPresets[] = {
     {"small", 768, 3072, 12, 12},   {"medium", 1024, 4096, 24, 16},
     {"large", 1280, 5120, 36, 20},  {"xl", 1600, 6400, 48, 25},
     {"2.7B", 2560, 10240, 32, 32},
+    // Beyond the table: f32 weights, gradients and AdamW state alone (16 B a parameter,
+    // 156 GB) exceed one 141 GB H200, so it trains only sharded over several GPUs.
+    {"10B", 4096, 16384, 36, 32},
 };
 } // namespace
 

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-MODEL_ORDER = {"small": 0, "medium": 1, "large": 2, "xl": 3, "2.7B": 4}
+MODEL_ORDER = {"small": 0, "medium": 1, "large": 2, "xl": 3, "2.7B": 4, "10B": 5}
 IMPL_ORDER = {"pytorch-eager": 0, "pytorch-compile": 1, "libtorch": 2, "libtorch-graph": 3}
 
 

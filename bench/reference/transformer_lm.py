@@ -34,6 +34,7 @@ PRESETS = {
     "large": dict(d_model=1280, d_ff=5120, num_layers=36, num_heads=20),
     "xl": dict(d_model=1600, d_ff=6400, num_layers=48, num_heads=25),
     "2.7B": dict(d_model=2560, d_ff=10240, num_layers=32, num_heads=32),
+    "10B": dict(d_model=4096, d_ff=16384, num_layers=36, num_heads=32),
 }
 VERSION = "0.1.0"
 
