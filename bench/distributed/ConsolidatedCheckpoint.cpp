@@ -124,18 +124,31 @@ void saveConsolidated(ProcessGroup &pg, const std::string &path,
   pg.barrier();
 }
 
+namespace {
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read checkpoint '" + path + "'");
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+} // namespace
+
+ConsolidatedCheckpoint ConsolidatedCheckpoint::read(const std::string &path, size_t numParams) {
+  std::string bytes = readFile(path);
+  torch::Tensor data = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
+  return fromBytes(path, data, numParams);
+}
+
 ConsolidatedCheckpoint ConsolidatedCheckpoint::load(ProcessGroup &pg, const std::string &path,
                                                     size_t numParams) {
   // Rank 0 reads the file; everyone gets its bytes (no shared file system needed).
   std::string bytes;
   int64_t size = 0;
   if (pg.rank() == 0) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      throw std::runtime_error("cannot read checkpoint '" + path + "'");
-    std::ostringstream content;
-    content << in.rdbuf();
-    bytes = content.str();
+    bytes = readFile(path);
     size = static_cast<int64_t>(bytes.size());
   }
   auto longs = torch::TensorOptions().dtype(torch::kInt64).device(pg.device());
@@ -147,16 +160,26 @@ ConsolidatedCheckpoint ConsolidatedCheckpoint::load(ProcessGroup &pg, const std:
     std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
   data = data.to(pg.device());
   pg.wait(pg.broadcast(data, 0), "checkpoint broadcast");
+  return fromBytes(path, data.cpu(), numParams);
+}
 
+ConsolidatedCheckpoint ConsolidatedCheckpoint::fromBytes(const std::string &path, torch::Tensor bytes,
+                                                         size_t numParams) {
   ConsolidatedCheckpoint checkpoint;
   checkpoint.path_ = path;
-  checkpoint.bytes_ = data.cpu();
+  checkpoint.bytes_ = std::move(bytes);
   checkpoint.archive_ = std::make_shared<torch::serialize::InputArchive>();
-  checkpoint.archive_->load_from(
-      reinterpret_cast<const char *>(checkpoint.bytes_.data_ptr<uint8_t>()), static_cast<size_t>(size));
-  checkpoint.keys_ = checkpoint.archive_->keys();
   torch::Tensor count;
-  checkpoint.archive_->read("meta_num_params", count);
+  try {
+    checkpoint.archive_->load_from(reinterpret_cast<const char *>(checkpoint.bytes_.data_ptr<uint8_t>()),
+                                   static_cast<size_t>(checkpoint.bytes_.numel()));
+    checkpoint.keys_ = checkpoint.archive_->keys();
+    checkpoint.archive_->read("meta_num_params", count);
+  } catch (const c10::Error &e) {
+    std::string what = e.what_without_backtrace();
+    throw std::runtime_error("'" + path + "' is not a consolidated checkpoint: " +
+                             what.substr(0, what.find('\n')));
+  }
   if (count.item<int64_t>() != static_cast<int64_t>(numParams))
     throw std::runtime_error("checkpoint '" + path + "' holds " +
                              std::to_string(count.item<int64_t>()) + " parameters, the model has " +
@@ -186,6 +209,13 @@ ParamState ConsolidatedCheckpoint::stateOf(const LocalShard &shard) const {
       state.emplace_back(name, t);
     }
   return state;
+}
+
+void loadParameters(const std::string &path, const std::vector<torch::Tensor> &params) {
+  ConsolidatedCheckpoint checkpoint = ConsolidatedCheckpoint::read(path, params.size());
+  torch::NoGradGuard noGrad;
+  for (size_t i = 0; i < params.size(); ++i)
+    params[i].copy_(checkpoint.param(i, params[i].sizes()));
 }
 
 } // namespace tessel::dist

@@ -38,11 +38,17 @@ struct StatePiece {
 void saveConsolidated(ProcessGroup &pg, const std::string &path,
                       const std::vector<torch::Tensor> &params, const std::vector<StatePiece> &mine);
 
+/// This process alone: copies every parameter's saved value into `params` (in the order
+/// they were saved, shapes checked); the optimizer state is not read.
+void loadParameters(const std::string &path, const std::vector<torch::Tensor> &params);
+
 class ConsolidatedCheckpoint {
 public:
   /// Collective: rank 0 reads `path` and broadcasts it (no shared file system needed).
   /// Throws unless it holds `numParams` parameters.
   static ConsolidatedCheckpoint load(ProcessGroup &pg, const std::string &path, size_t numParams);
+  /// This process reads `path` alone (a single-process run, e.g. tessel-bench model).
+  static ConsolidatedCheckpoint read(const std::string &path, size_t numParams);
   /// Parameter i's saved value; throws unless its shape is `shape`.
   torch::Tensor param(size_t i, c10::IntArrayRef shape) const;
   /// The state of elements [offset, offset + numel) of parameter shard.param: per-element
@@ -51,6 +57,7 @@ public:
 
 private:
   ConsolidatedCheckpoint() = default;
+  static ConsolidatedCheckpoint fromBytes(const std::string &path, torch::Tensor bytes, size_t numParams);
   std::string path_;
   std::vector<std::string> keys_;
   torch::Tensor bytes_; ///< the archive, kept for reading entries on demand

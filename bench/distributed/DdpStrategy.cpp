@@ -6,6 +6,7 @@
 // step (PyTorch's ZeroRedundancyOptimizer; ShardedOptimizer.h).
 //
 //===----------------------------------------------------------------------===//
+#include "bench/distributed/ConsolidatedCheckpoint.h"
 #include "bench/distributed/ShardedOptimizer.h"
 #include "bench/distributed/Strategy.h"
 
@@ -16,7 +17,7 @@ class DdpStrategy : public Strategy {
 public:
   DdpStrategy(tessel::model::TransformerLM &lm, std::shared_ptr<ProcessGroup> pg,
               const StrategyOptions &options, bool shardOptimizer)
-      : lm_(lm), autoBucketSize_(options.ddp.autoBucketSize) {
+      : lm_(lm), pg_(pg), autoBucketSize_(options.ddp.autoBucketSize) {
     if (options.workingCopies)
       copies_ = lm->makeWorkingCopies(torch::kBFloat16);
     ddp_ = std::make_unique<DataParallel>(lm.ptr(), pg, options.ddp, copies_);
@@ -46,6 +47,16 @@ public:
     if (shard_)
       shard_->waitForAllParameters();
   }
+  void saveCheckpoint(const std::string &path) override {
+    if (shard_)
+      return shard_->saveConsolidated(path);
+    // Every rank holds the whole state; rank 0's is written.
+    std::vector<torch::Tensor> params = lm_->parameters();
+    std::vector<StatePiece> pieces;
+    for (size_t i = 0; i < params.size() && pg_->rank() == 0; ++i)
+      pieces.push_back({{static_cast<int>(i), 0, params[i].numel()}, full_->state(i)});
+    saveConsolidated(*pg_, path, params, pieces);
+  }
   StrategyReport report() const override {
     StrategyReport r = modelMemory(lm_, copies_);
     if (shard_) {
@@ -66,6 +77,7 @@ public:
 
 private:
   tessel::model::TransformerLM lm_;
+  std::shared_ptr<ProcessGroup> pg_;
   bool autoBucketSize_;
   std::vector<torch::Tensor> copies_;
   std::unique_ptr<DataParallel> ddp_;

@@ -53,6 +53,7 @@ public:
     peakGathered_ = fsdp_->peakGatheredUnits(); // gatherAll() gathers every unit
     fsdp_->gatherAll();
   }
+  void saveCheckpoint(const std::string &path) override { fsdp_->saveConsolidated(path); }
   StrategyReport report() const override {
     StrategyReport r;
     r.paramBytes = static_cast<double>(fsdp_->shardBytes());

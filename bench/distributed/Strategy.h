@@ -77,6 +77,11 @@ public:
   /// Ends training: waits for collectives in flight and leaves every parameter of the
   /// model holding its full, current value (for checksums and checkpoints).
   virtual void finish() {}
+  /// Collective, after finish(): writes a consolidated checkpoint (ConsolidatedCheckpoint.h)
+  /// of the parameters and the optimizer state, which loads at any world size, under the
+  /// sharded strategies, and into the single-process harness (`tessel-bench model
+  /// --init-checkpoint`).
+  virtual void saveCheckpoint(const std::string &path) = 0;
   virtual StrategyReport report() const = 0;
 };
 

@@ -76,7 +76,7 @@ struct CommonOptions {
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   int64_t timeoutSeconds = 600;
   double lr = 1e-4;
-  std::string json, markdownFile, profile;
+  std::string json, markdownFile, profile, saveCheckpoint;
   bool markdown = false;
   bool syncPhases = false;
   bool ncclHighPriority = false;
@@ -124,6 +124,11 @@ struct CommonOptions {
               "time per kernel source (Tessel, cuBLAS, LibTorch, NCCL) and wall time, as "
               "markdown (CUDA only)",
               profile);
+    flags.add("save-checkpoint", "FILE",
+              "after training, write a consolidated checkpoint (parameters and AdamW state, one "
+              "file that loads at any world size and into `tessel-bench model "
+              "--init-checkpoint`); one configuration only",
+              saveCheckpoint);
     flags.add("json", "FILE", "write the results as JSON (rank 0)", json);
     flags.add("markdown-file", "FILE", "write the table as markdown (rank 0)", markdownFile);
     flags.addSwitch("markdown", "print the table as markdown", markdown);
@@ -349,6 +354,8 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
     for (const torch::Tensor &p : lm->parameters())
       m.paramChecksum += p.to(torch::kFloat64).sum().item<double>();
   }
+  if (!o.saveCheckpoint.empty())
+    strategy->saveCheckpoint(o.saveCheckpoint);
 
   // Memory breakdown of this rank, and the strategy's buckets.
   StrategyReport report = strategy->report();
@@ -622,6 +629,12 @@ int runDdp(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());
     return 2;
   }
+  if (!o.saveCheckpoint.empty() && setups.size() != 1) {
+    std::fprintf(stderr, "error: --save-checkpoint writes one configuration's state; %zu are "
+                         "selected (give one variant and one precision)\n",
+                 setups.size());
+    return 2;
+  }
   auto pg = makeGroup(o);
   std::vector<Record> records;
   for (const TrainSetup &s : setups) {
@@ -678,6 +691,12 @@ int runShard(int argc, char **argv) {
       }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());
+    return 2;
+  }
+  if (!o.saveCheckpoint.empty() && setups.size() != 1) {
+    std::fprintf(stderr, "error: --save-checkpoint writes one configuration's state; %zu are "
+                         "selected (give one variant and one precision)\n",
+                 setups.size());
     return 2;
   }
   auto pg = makeGroup(o);

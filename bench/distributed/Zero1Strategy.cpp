@@ -40,6 +40,7 @@ public:
     lm_->setBeforeForward(nullptr);
     shard_->waitForAllParameters();
   }
+  void saveCheckpoint(const std::string &path) override { shard_->saveConsolidated(path); }
   StrategyReport report() const override {
     StrategyReport r = modelMemory(lm_);
     r.gradBytes = static_cast<double>(shard_->gradientBufferBytes()); // .grad() views into it

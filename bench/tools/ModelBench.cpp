@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/distributed/ConsolidatedCheckpoint.h"
 #include "bench/model/AdamW.h"
 #include "bench/model/Autocast.h"
 #include "bench/model/Nvtx.h"
@@ -64,7 +65,7 @@ struct Options {
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   double lr = 1e-3;
   std::string device = "auto", adamw = "auto", weightCast = "auto", snapshotDir = ".";
-  std::string json, csv, markdownFile, lossCurve, profile;
+  std::string json, csv, markdownFile, lossCurve, profile, initCheckpoint;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
   bool activationCheckpointing = false;
 };
@@ -155,6 +156,8 @@ public:
     mc.contextLength = config_.context;
     lm_ = tessel::model::TransformerLM(mc, device_);
     lm_->setActivationCheckpointing(options_.activationCheckpointing);
+    if (!options_.initCheckpoint.empty())
+      tessel::dist::loadParameters(options_.initCheckpoint, lm_->parameters());
     auto tokenOptions = torch::TensorOptions().dtype(torch::kLong).device(device_);
     tokens_ = torch::randint(mc.vocabSize, {options_.batch, config_.context}, tokenOptions);
     targets_ = torch::randint(mc.vocabSize, {options_.batch, config_.context}, tokenOptions);
@@ -383,6 +386,16 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
     r.set("weight_cast", weightCastFor(options.weightCast, withKernels));
     Runner runner(options, withKernels, device);
     runner.build();
+    if (!options.initCheckpoint.empty()) {
+      // The f64 sum of the loaded parameters: tessel-bench ddp/shard's param_checksum of the
+      // run that saved them.
+      torch::NoGradGuard noGrad;
+      double checksum = 0;
+      for (const torch::Tensor &p : runner.model()->parameters())
+        checksum += p.to(torch::kFloat64).sum().item<double>();
+      r.set("init_checkpoint", options.initCheckpoint);
+      r.set("init_param_checksum", checksum);
+    }
     runner.model()->setAttention(attention);
     runner.model()->setKernels(kernels);
     runner.model()->setMatmul(matmul);
@@ -545,6 +558,10 @@ int runModel(int argc, char **argv) {
   flags.addSwitch("cuda-graph", "capture the whole step in a CUDA graph and replay it",
                   o.cudaGraph);
   flags.addSwitch("verify", "with --cuda-graph: rerun uncaptured and compare", o.verify);
+  flags.add("init-checkpoint", "FILE",
+            "start from the parameters of a consolidated checkpoint (tessel-bench ddp/shard "
+            "--save-checkpoint) instead of the seed's; the model must match it",
+            o.initCheckpoint);
   flags.add("json", "FILE", "write the results as JSON", o.json);
   flags.add("csv", "FILE", "write the results as CSV", o.csv);
   flags.add("markdown-file", "FILE", "write the table as markdown", o.markdownFile);
