@@ -91,34 +91,6 @@ std::vector<int> assignOwners(const std::vector<int64_t> &bytes, int worldSize) 
   return owners;
 }
 
-int64_t optimalBucketBytes(double gradientBytes, double overheadSeconds, double bytesPerSecond,
-                           int64_t minBytes) {
-  double best = std::sqrt(std::max(0.0, gradientBytes * overheadSeconds * bytesPerSecond));
-  double upper = std::max(gradientBytes, static_cast<double>(minBytes));
-  return static_cast<int64_t>(std::clamp(best, static_cast<double>(minBytes), upper));
-}
-
-AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
-                                    const std::vector<double> &seconds) {
-  if (bytes.size() != seconds.size() || bytes.size() < 2)
-    throw std::invalid_argument("the all-reduce cost fit needs at least two measurements");
-  double n = static_cast<double>(bytes.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    sx += bytes[i];
-    sy += seconds[i];
-    sxx += bytes[i] * bytes[i];
-    sxy += bytes[i] * seconds[i];
-  }
-  double denom = n * sxx - sx * sx;
-  double slope = denom > 0 ? (n * sxy - sx * sy) / denom : 0;
-  double intercept = (sy - slope * sx) / n;
-  AllReduceCostModel model;
-  model.overheadSeconds = std::max(0.0, intercept);
-  // A flat or negative slope (noise) means bandwidth is not what limits: call it very fast.
-  model.bytesPerSecond = slope > 0 ? 1.0 / slope : 1e15;
-  return model;
-}
-
 void BucketLaunchOrder::assign(std::vector<int> bucketOf, size_t numBuckets) {
   bucketOf_ = std::move(bucketOf);
   bucketSizes_.assign(numBuckets, 0);

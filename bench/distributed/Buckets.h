@@ -7,6 +7,8 @@
 #ifndef TESSEL_BENCH_DISTRIBUTED_BUCKETS_H
 #define TESSEL_BENCH_DISTRIBUTED_BUCKETS_H
 
+#include "tools/tessel-plan/Bucket.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -86,21 +88,10 @@ private:
 /// rank computes the same assignment.
 std::vector<int> assignOwners(const std::vector<int64_t> &bytes, int worldSize);
 
-/// The bucket size that minimises the modelled non-overlapped communication
-/// time for `gradientBytes` of gradients when one all-reduce of b bytes costs
-/// o + b / w: b* = sqrt(s * o * w) (the CS336 accounting), clamped to
-/// [minBytes, gradientBytes].
-int64_t optimalBucketBytes(double gradientBytes, double overheadSeconds, double bytesPerSecond,
-                           int64_t minBytes = 1 << 20);
-
-/// Least-squares fit of t = o + bytes / w to measured (bytes, seconds) points.
-/// Returns {o, w}; o is clamped at >= 0 and w at > 0.
-struct AllReduceCostModel {
-  double overheadSeconds = 0;
-  double bytesPerSecond = 0;
-};
-AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
-                                    const std::vector<double> &seconds);
+// The bucket size from a measured all-reduce cost: tessel-plan's model (Bucket.h).
+using tessel::plan::AllReduceCostModel;
+using tessel::plan::fitAllReduceCost;
+using tessel::plan::optimalBucketBytes;
 
 } // namespace tessel::dist
 

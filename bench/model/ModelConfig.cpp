@@ -1,6 +1,7 @@
 //===- bench/model/ModelConfig.cpp - Transformer LM sizes and presets -----===//
 
 #include "bench/model/ModelConfig.h"
+#include "tools/tessel-plan/ModelShape.h"
 
 #include <sstream>
 #include <stdexcept>
@@ -54,57 +55,46 @@ const char *toString(MatmulImpl impl) {
 }
 
 namespace {
-struct Preset {
-  const char *name;
-  int64_t dModel, dFF, numLayers, numHeads;
-};
-// The CS336 systems assignment's table of model sizes.
-constexpr Preset kPresets[] = {
-    {"small", 768, 3072, 12, 12},   {"medium", 1024, 4096, 24, 16},
-    {"large", 1280, 5120, 36, 20},  {"xl", 1600, 6400, 48, 25},
-    {"2.7B", 2560, 10240, 32, 32},
-    // Beyond the table: f32 weights, gradients and AdamW state alone (16 B a parameter,
-    // 156 GB) exceed one 141 GB H200, so it trains only sharded over several GPUs.
-    {"10B", 4096, 16384, 36, 32},
-};
+/// The harness builds the Transformer LM presets (tessel-plan's table; not the FFN-only xxl).
+plan::ModelShape shapeOf(const ModelConfig &c) {
+  plan::ModelShape s;
+  s.name = c.name;
+  s.vocabSize = c.vocabSize, s.dModel = c.dModel, s.dFF = c.dFF;
+  s.numLayers = c.numLayers, s.numHeads = c.numHeads;
+  return s;
+}
 } // namespace
 
 const std::vector<std::string> &ModelConfig::presetNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> result;
-    for (const Preset &p : kPresets)
-      result.push_back(p.name);
+    for (const plan::ModelShape &p : plan::presets())
+      if (p.architecture == plan::Architecture::TransformerLM)
+        result.push_back(p.name);
     return result;
   }();
   return names;
 }
 
 ModelConfig ModelConfig::preset(const std::string &name) {
-  for (const Preset &p : kPresets) {
-    if (name != p.name)
-      continue;
-    ModelConfig config;
-    config.name = p.name;
-    config.dModel = p.dModel;
-    config.dFF = p.dFF;
-    config.numLayers = p.numLayers;
-    config.numHeads = p.numHeads;
-    return config;
+  std::optional<plan::ModelShape> p = plan::findPreset(name);
+  if (!p || p->architecture != plan::Architecture::TransformerLM) {
+    std::string known;
+    for (const std::string &n : presetNames())
+      known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown model preset '" + name + "' (known: " + known + ")");
   }
-  std::string known;
-  for (const std::string &n : presetNames())
-    known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown model preset '" + name + "' (known: " + known + ")");
+  ModelConfig config;
+  config.name = p->name;
+  config.vocabSize = p->vocabSize;
+  config.dModel = p->dModel;
+  config.dFF = p->dFF;
+  config.numLayers = p->numLayers;
+  config.numHeads = p->numHeads;
+  return config;
 }
 
-int64_t ModelConfig::parameterCount() const {
-  int64_t attention = 4 * dModel * dModel;   // q, k, v, output projections
-  int64_t feedForward = 3 * dModel * dFF;    // W1, W2, W3
-  int64_t norms = 2 * dModel;                // ln1, ln2
-  int64_t perLayer = attention + feedForward + norms;
-  return 2 * vocabSize * dModel              // embedding + LM head (untied)
-         + numLayers * perLayer + dModel;    // + final norm
-}
+int64_t ModelConfig::parameterCount() const { return shapeOf(*this).parameters(); }
 
 void ModelConfig::validate() const {
   auto require = [&](bool ok, const std::string &what) {
