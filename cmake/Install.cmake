@@ -12,7 +12,7 @@ foreach(layer package runtime)
   install(FILES ${TESSEL_LAYER_HEADERS} DESTINATION include/tessel/${layer})
 endforeach()
 # As built: their run path already names the LLVM/MLIR libraries they load.
-foreach(tool tesselc tessel-opt tessel-translate tessel-interpret tessel-run)
+foreach(tool tesselc tessel-opt tessel-translate tessel-interpret tessel-run tessel-plan)
   if(TARGET ${tool})
     install(PROGRAMS $<TARGET_FILE:${tool}> DESTINATION bin)
   endif()

@@ -1,0 +1,149 @@
+//===- test/unit/PlanTest.cpp - tessel-plan's formulas against hand-worked cases -===//
+//
+// The CS336 accounting question (the FFN-only XXL model on TPU v5p) and the harness's
+// presets, worked by hand in the comments; every figure exact or to the stated digits.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/tessel-plan/Bucket.h"
+#include "tools/tessel-plan/Memory.h"
+#include "tools/tessel-plan/Mesh.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace tessel::plan;
+
+namespace {
+
+StepSetup xxl(bool bf16) {
+  StepSetup s;
+  s.model = *findPreset("xxl");
+  s.bf16 = bf16;
+  s.batch = 1;
+  s.context = 1;
+  return s;
+}
+
+TEST(PlanModel, ParameterCounts) {
+  // 126 blocks x 2 x 16384 x 53248.
+  EXPECT_EQ(findPreset("xxl")->parameters(), 219848638464LL);
+  // The harness's table (docs/harness.md): 2 V D + L (4 D^2 + 3 D F + 2 D) + D.
+  EXPECT_EQ(findPreset("small")->parameters(), 128625408LL);
+  EXPECT_EQ(findPreset("xl")->parameters(), 1998235200LL);
+  EXPECT_EQ(findPreset("2.7B")->parameters(), 3406809600LL);
+  EXPECT_EQ(findPreset("10B")->parameters(), 9745895424LL);
+  EXPECT_FALSE(findPreset("huge").has_value());
+}
+
+TEST(PlanMemory, Cs336SingleDevice) {
+  // (a) f32 master weights, gradients and AdamW's two moments: 16 B a parameter.
+  MemoryPlan p = planMemory(xxl(true), Sharding::Single, 1);
+  EXPECT_EQ(p.weights + p.gradients + p.optimizerState, 16.0 * 219848638464LL);
+  EXPECT_EQ(p.weights + p.gradients + p.optimizerState, 3517578215424.0);
+  // 3,517.58 GB: 43.97 H100s of 80 GB.
+  EXPECT_NEAR((p.weights + p.gradients + p.optimizerState) / 80e9, 43.9697, 1e-4);
+  // Saved for the backward, bf16: each block keeps its two linears' inputs, D + F
+  // elements a token: 126 x (16384 + 53248) x 2 B = 17,547,264 B a token.
+  EXPECT_EQ(activationBytes(xxl(true), 1), 17547264.0);
+  EXPECT_EQ(activationBytes(xxl(true), 1000), 17547264000.0);
+}
+
+TEST(PlanMemory, Cs336ShardedOverTpuV5p) {
+  // (b) weights, state, gradients and half the activations over N: per device
+  // 16 P / N + A / 2 + A / (2 N). With one token's activations, 16 P / N <= 95 GB
+  // needs N >= 3517.58 / 95 = 37.03, so 38 (37 devices hold 95.07 GB each).
+  StepSetup s = xxl(true);
+  s.activationShardFraction = 0.5;
+  s.gatheredUnits = 0;
+  double a = 17547264.0;
+  MemoryPlan at38 = planMemory(s, Sharding::Zero3, 38);
+  EXPECT_DOUBLE_EQ(at38.total(), 3517578215424.0 / 38 + a / 38 / 2 + a / 2);
+  EXPECT_EQ(devicesNeeded(s, Sharding::Zero3, 95e9), 38);
+  EXPECT_GT(planMemory(s, Sharding::Zero3, 37).total(), 95e9);
+  // FullySharded's three gathered bf16 units (3 x 1,744,830,464 x 2 B) cost 4 more devices.
+  s.gatheredUnits = 3;
+  EXPECT_DOUBLE_EQ(planMemory(s, Sharding::Zero3, 38).gatheredUnits, 3.0 * 2 * 1744830464.0);
+  EXPECT_EQ(devicesNeeded(s, Sharding::Zero3, 95e9), 42);
+  // DDP keeps everything on every device: no count fits.
+  EXPECT_EQ(devicesNeeded(s, Sharding::Ddp, 95e9), 0);
+}
+
+TEST(PlanMemory, WhatEachStrategyShards) {
+  StepSetup s;
+  s.model = *findPreset("small");
+  double p = 128625408.0;
+  MemoryPlan ddp = planMemory(s, Sharding::Ddp, 4), z1 = planMemory(s, Sharding::Zero1, 4);
+  MemoryPlan z2 = planMemory(s, Sharding::Zero2, 4), z3 = planMemory(s, Sharding::Zero3, 4);
+  EXPECT_EQ(ddp.weights, 4 * p);
+  EXPECT_EQ(ddp.gradients, 4 * p);
+  EXPECT_EQ(ddp.optimizerState, 8 * p);
+  EXPECT_EQ(z1.optimizerState, 2 * p);
+  EXPECT_EQ(z1.gradients, 4 * p);
+  EXPECT_EQ(z2.gradients, p);
+  EXPECT_EQ(z2.weights, 4 * p);
+  EXPECT_EQ(z3.weights, p);
+  // The global batch of 4 is one sequence a device.
+  EXPECT_DOUBLE_EQ(ddp.activations, activationBytes(s, 512));
+  EXPECT_THROW(planMemory(s, Sharding::Single, 2), std::invalid_argument);
+}
+
+TEST(PlanMemory, SavedTensorsPerBlock) {
+  // xl, fp32, SDPA, eager: 12 D + 4 F + 2 (rstd) + H (logsumexp) elements of 4 B.
+  StepSetup s;
+  s.model = *findPreset("xl");
+  double elements = 0;
+  for (const SavedTensor &t : savedPerBlock(s))
+    elements += t.elementsPerToken * t.bytesPerElement / 4.0;
+  EXPECT_EQ(elements, 12 * 1600 + 4 * 6400 + 2 + 25);
+  // Naive attention keeps the probabilities (H T a token), copies of v and of the output,
+  // the mask (T / batch bytes a token), not qkv (3 D), SDPA's output (D) or logsumexp (H).
+  s.attention = Attention::Naive;
+  s.context = 1024;
+  double naive = 0;
+  for (const SavedTensor &t : savedPerBlock(s))
+    naive += t.bytesPerToken();
+  EXPECT_EQ(naive, 4.0 * (10 * 1600 + 4 * 6400 + 2 + 25 * 1024) + 1024 / 4);
+  // Checkpointing keeps each block's inputs: the f32 residual, and after the first block
+  // the previous one's f32 feed-forward output.
+  s.attention = Attention::Sdpa;
+  s.activationCheckpointing = true;
+  EXPECT_EQ(activationBytes(s, 1) - (48 + 47) * 4 * 1600.0,
+            4.0 * (1600 + 1600 + 1 + 1600 + 10000)); // the final norm, the LM head's, the loss's
+}
+
+TEST(PlanMesh, Cs336ComputeBoundBatch) {
+  // (c) TPU v5p, W_ici = 2 x 9e10, C = 4.6e14, M_X = 2, M_Y = 1, X = 16, Y = 4, bf16:
+  // B / N >= b C / (2 Y W M_X) = 2 x 4.6e14 / (2 x 4 x 1.8e11 x 2) = 319.44 tokens a device,
+  // B >= 64 x 319.44 = 20,444.4 tokens (320 and 20,480 in whole tokens a device).
+  MeshSetup s;
+  s.dModel = 16384, s.dFF = 53248;
+  s.hardware = hardwarePreset("tpu-v5p");
+  s.fsdp = 16, s.tensorParallel = 4, s.axesX = 2, s.axesY = 1;
+  MeshPlan p = planMesh(s);
+  EXPECT_NEAR(p.computeBoundTokensPerDevice, 319.444444, 1e-6);
+  EXPECT_NEAR(p.computeBoundTokens, 20444.444444, 1e-5);
+  EXPECT_EQ(std::ceil(p.computeBoundTokensPerDevice), 320);
+  // Tensor parallelism is compute-bound for F >= b Y C / (2 W M_Y) = 10,222.2.
+  EXPECT_NEAR(p.dffNeeded, 10222.2222, 1e-3);
+  EXPECT_TRUE(p.tensorParallelComputeBound);
+  // At that batch the math and the FSDP gather take equally long.
+  EXPECT_NEAR(p.mathSeconds / p.fsdpSeconds, 1.0, 1e-12);
+  EXPECT_THROW(hardwarePreset("tpu-v9"), std::invalid_argument);
+}
+
+TEST(PlanBucket, OptimalBucketAndFit) {
+  // s = 1 GB, o = 100 us, w = 10 GB/s: b = sqrt(1e9 x 1e-4 x 1e10) = 31,622,776 B; at
+  // n_b = sqrt(s / (o w)) = 31.62 the overhead is 2 sqrt(s o / w) = 6.3246 ms.
+  EXPECT_EQ(optimalBucketBytes(1e9, 1e-4, 1e10), 31622776);
+  EXPECT_NEAR(exposedOverheadSeconds(1e9, std::sqrt(1e3), 1e-4, 1e10), 6.3246e-3, 1e-7);
+  EXPECT_GT(exposedOverheadSeconds(1e9, 10, 1e-4, 1e10), 6.3246e-3);
+  EXPECT_GT(exposedOverheadSeconds(1e9, 100, 1e-4, 1e10), 6.3246e-3);
+  // Points on t = 50 us + bytes / 20 GB/s fit back exactly.
+  AllReduceCostModel m = fitAllReduceCost({1e6, 1e7, 1e8}, {50e-6 + 1e6 / 2e10, 50e-6 + 1e7 / 2e10,
+                                                            50e-6 + 1e8 / 2e10});
+  EXPECT_NEAR(m.overheadSeconds, 50e-6, 1e-12);
+  EXPECT_NEAR(m.bytesPerSecond, 2e10, 1e3);
+}
+
+} // namespace
