@@ -16,6 +16,7 @@
 #include "bench/model/Nvtx.h"
 #include "bench/model/TransformerLM.h"
 #include "bench/tools/CudaSupport.h"
+#include "tools/tessel-plan/Memory.h"
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
 #include "bench/tools/StepProfile.h"
@@ -68,6 +69,7 @@ struct Options {
   std::string json, csv, markdownFile, lossCurve, profile, initCheckpoint;
   bool memory = false, cudaGraph = false, verify = false, markdown = false, quiet = false;
   bool activationCheckpointing = false;
+  bool plan = false;
 };
 
 /// One point of the sweep.
@@ -340,6 +342,34 @@ std::string fileSafe(std::string text) {
   return text;
 }
 
+/// tessel-plan's prediction of this configuration's peaks (a steady step: AdamW's state
+/// exists, the gradients were freed by the last zeroGrad), beside the measured ones.
+void addPlan(Record &r, const Options &options, const Config &config) {
+  tessel::plan::StepSetup s;
+  const ModelConfig &mc = config.model;
+  s.model = *tessel::plan::findPreset("small");
+  s.model.name = mc.name;
+  s.model.vocabSize = mc.vocabSize, s.model.dModel = mc.dModel, s.model.dFF = mc.dFF;
+  s.model.numLayers = mc.numLayers, s.model.numHeads = mc.numHeads;
+  s.batch = options.batch;
+  s.context = config.context;
+  s.bf16 = config.bf16;
+  s.attention = tessel::plan::parseAttention(tessel::model::toString(mc.attention));
+  s.kernels = tessel::plan::parseKernels(tessel::model::toString(mc.kernels));
+  s.activationCheckpointing = options.activationCheckpointing;
+  s.workingCopies = config.mode == Mode::TrainStep && weightCastFor(options.weightCast, config) == "optimizer";
+  if (config.mode != Mode::TrainStep)
+    s.optimizerMoments = 0;
+  tessel::plan::MemoryPlan p = tessel::plan::planMemory(s, tessel::plan::Sharding::Single, 1);
+  r.set("plan_forward_peak_mib", p.forwardPeak / (1024.0 * 1024.0));
+  r.set("plan_peak_mib", p.stepPeak / (1024.0 * 1024.0));
+  if (const auto *measured = r.get("mem_before_optimizer_peak_mib"))
+    r.set("plan_error_pct", 100.0 * (p.stepPeak / (1024.0 * 1024.0) / std::get<double>(*measured) - 1));
+  if (const auto *measured = r.get("mem_forward_peak_mib"))
+    r.set("plan_forward_error_pct",
+          100.0 * (p.forwardPeak / (1024.0 * 1024.0) / std::get<double>(*measured) - 1));
+}
+
 /// Runs one configuration; never throws (failures become the status field).
 Record runConfig(const Options &options, const Config &config, torch::Device device,
                  tessel::model::AttentionImpl attention, tessel::model::KernelImpl kernels,
@@ -404,6 +434,8 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
       r.set("mem_init_peak_mib", mib(tessel::bench::cudaPeakAllocatedBytes()));
     }
     std::vector<double> losses = runner.run(r, progress, index, label);
+    if (options.plan && config.mode != Mode::Forward)
+      addPlan(r, options, withKernels);
     if (!losses.empty()) {
       r.set("loss_first", losses.front());
       r.set("loss_last", losses.back());
@@ -504,6 +536,14 @@ std::vector<tessel::bench::Column> tableColumns(const Options &options, bool sho
     columns.push_back(fieldColumn("bwd peak MiB", "mem_before_optimizer_peak_mib", 0));
     columns.push_back(fieldColumn("opt peak MiB", "mem_after_optimizer_peak_mib", 0));
   }
+  if (options.plan) {
+    columns.push_back(fieldColumn("plan fwd MiB", "plan_forward_peak_mib", 0));
+    columns.push_back(fieldColumn("plan peak MiB", "plan_peak_mib", 0));
+    if (showMemory) {
+      columns.push_back(fieldColumn("fwd err %", "plan_forward_error_pct", 1));
+      columns.push_back(fieldColumn("peak err %", "plan_error_pct", 1));
+    }
+  }
   if (options.cudaGraph && options.verify)
     columns.push_back(fieldColumn("graph = eager", "graph_matches_eager", 0, true));
   columns.push_back(fieldColumn("status", "status", 0, true));
@@ -554,6 +594,8 @@ int runModel(int argc, char **argv) {
   flags.addSwitch("activation-checkpointing",
                   "keep only each block's inputs for the backward, which runs the block again",
                   o.activationCheckpointing);
+  flags.addSwitch("plan", "print tessel-plan's predicted peak memory beside the measured one",
+                  o.plan);
   flags.add("snapshot-dir", "DIR", "where --memory writes memory_*.pickle", o.snapshotDir);
   flags.addSwitch("cuda-graph", "capture the whole step in a CUDA graph and replay it",
                   o.cudaGraph);
