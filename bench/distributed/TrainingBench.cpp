@@ -51,6 +51,7 @@
 #include "bench/tools/Report.h"
 #include "bench/tools/StepProfile.h"
 #include "bench/tools/Subcommand.h"
+#include "tools/tessel-plan/Memory.h"
 
 #include <torch/torch.h>
 
@@ -81,6 +82,7 @@ struct CommonOptions {
   bool syncPhases = false;
   bool ncclHighPriority = false;
   bool activationCheckpointing = false;
+  bool plan = false;
 
   void addTo(tessel::bench::FlagParser &flags) {
     flags.add("model", "NAME", "preset: small | medium | large | xl | 2.7B | 10B", model);
@@ -115,6 +117,8 @@ struct CommonOptions {
     flags.addSwitch("activation-checkpointing",
                     "keep only each block's inputs for the backward, which runs the block again",
                     activationCheckpointing);
+    flags.addSwitch("plan", "add tessel-plan's predicted peak per rank beside the measured one",
+                    plan);
     flags.addSwitch("nccl-high-priority",
                     "run NCCL's collectives on a high-priority CUDA stream, so their kernels "
                     "get SMs ahead of the backward's kernels",
@@ -404,6 +408,37 @@ void storeSummary(Record &r, const std::string &key, const std::vector<double> &
   r.set(key + "_median", s.median);
 }
 
+/// tessel-plan's sharding for a strategy: DDP keeps everything, the ZeRO-1 variants (and
+/// DDP + broadcast) shard the optimizer state, FSDP everything.
+tessel::plan::Sharding planSharding(const std::string &strategy) {
+  if (strategy == "ddp")
+    return tessel::plan::Sharding::Ddp;
+  if (strategy.rfind("fsdp", 0) == 0)
+    return tessel::plan::Sharding::Zero3;
+  return tessel::plan::Sharding::Zero1;
+}
+
+/// The predicted peak of a rank's forward and backward (Memory.h) beside the measured one.
+void addPlan(Record &r, const CommonOptions &o, int world, const TrainSetup &setup, const Measured &m) {
+  ModelConfig config = o.modelConfig();
+  tessel::plan::StepSetup s;
+  s.model = *tessel::plan::findPreset("small");
+  s.model.name = config.name;
+  s.model.vocabSize = config.vocabSize, s.model.dModel = config.dModel, s.model.dFF = config.dFF;
+  s.model.numLayers = config.numLayers, s.model.numHeads = config.numHeads;
+  s.batch = o.batch;
+  s.context = o.context;
+  s.bf16 = setup.bf16;
+  s.attention = tessel::plan::parseAttention(o.attention);
+  s.kernels = tessel::plan::parseKernels(o.kernels);
+  s.activationCheckpointing = o.activationCheckpointing;
+  s.workingCopies = setup.options.workingCopies;
+  tessel::plan::MemoryPlan p = tessel::plan::planMemory(s, planSharding(setup.strategy), world);
+  r.set("plan_peak_GiB", p.stepPeak / kGiB);
+  if (m.peakBeforeStepGiB > 0)
+    r.set("plan_error_pct", 100.0 * (p.stepPeak / kGiB / m.peakBeforeStepGiB - 1));
+}
+
 /// What a row ran: the setup, the model and the group.
 Record describe(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
                 const TrainSetup &setup) {
@@ -476,6 +511,8 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("params_GiB", m.paramGiB);
   r.set("grads_GiB", m.gradGiB);
   r.set("optimizer_state_GiB", m.stateGiB);
+  if (o.plan)
+    addPlan(r, o, pg->size(), setup, m);
   return r;
 }
 
@@ -715,6 +752,8 @@ int runShard(int argc, char **argv) {
                        fieldColumn("params GiB", "params_GiB", 2), fieldColumn("grads GiB", "grads_GiB", 2),
                        fieldColumn("optim state GiB", "optimizer_state_GiB", 2),
                        fieldColumn("gathered", "peak_gathered_units", 0),
+                       fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
+                       fieldColumn("plan err %", "plan_error_pct", 1),
                        fieldColumn("status", "status", 0, true)});
 }
 

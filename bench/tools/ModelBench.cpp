@@ -344,7 +344,8 @@ std::string fileSafe(std::string text) {
 
 /// tessel-plan's prediction of this configuration's peaks (a steady step: AdamW's state
 /// exists, the gradients were freed by the last zeroGrad), beside the measured ones.
-void addPlan(Record &r, const Options &options, const Config &config) {
+void addPlan(Record &r, const Options &options, const Config &config,
+             tessel::model::AttentionImpl attention) {
   tessel::plan::StepSetup s;
   const ModelConfig &mc = config.model;
   s.model = *tessel::plan::findPreset("small");
@@ -354,7 +355,7 @@ void addPlan(Record &r, const Options &options, const Config &config) {
   s.batch = options.batch;
   s.context = config.context;
   s.bf16 = config.bf16;
-  s.attention = tessel::plan::parseAttention(tessel::model::toString(mc.attention));
+  s.attention = tessel::plan::parseAttention(tessel::model::toString(attention));
   s.kernels = tessel::plan::parseKernels(tessel::model::toString(mc.kernels));
   s.activationCheckpointing = options.activationCheckpointing;
   s.workingCopies = config.mode == Mode::TrainStep && weightCastFor(options.weightCast, config) == "optimizer";
@@ -435,7 +436,7 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
     }
     std::vector<double> losses = runner.run(r, progress, index, label);
     if (options.plan && config.mode != Mode::Forward)
-      addPlan(r, options, withKernels);
+      addPlan(r, options, withKernels, attention);
     if (!losses.empty()) {
       r.set("loss_first", losses.front());
       r.set("loss_last", losses.back());

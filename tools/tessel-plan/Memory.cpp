@@ -104,11 +104,13 @@ std::vector<SavedTensor> savedPerBlock(const StepSetup &s) {
     saved.push_back({"attention output, transposed copy (output projection input)", d, a});
     break;
   case Attention::Sdpa:
-    // CUDA's flash and memory-efficient kernels return [batch, seq, heads, d_head]: the
-    // projection's input is a view. The CPU's returns heads-first, and the projection copies.
+    // CUDA's memory-efficient kernel (fp32) returns [batch, seq, heads, d_head]: the
+    // projection's input is a view. The CPU's, and on Hopper bf16's (cuDNN), return it
+    // heads-first, and the projection copies (measured: in bf16 SDPA and Tessel's op, which
+    // copies, peak alike; in fp32 SDPA keeps a d_model a token less).
     saved.push_back({"attention output", d, a});
     saved.push_back({"attention logsumexp", heads, 4});
-    if (s.cpu)
+    if (s.cpu || s.bf16)
       saved.push_back({"attention output, transposed copy (output projection input)", d, a});
     break;
   case Attention::Flash:
@@ -225,7 +227,9 @@ MemoryPlan planMemory(const StepSetup &s, Sharding sharding, int devices) {
                        2 * tokens * 8; // token ids and targets
   // The end of the forward: the logits (and, eager bf16, their f32 copy) beside the loss's.
   double logits = tokens * v * (a + (s.kernels == Kernels::Eager && s.bf16 ? 4 : 0));
-  double forwardPeak = staticBytes + outside + layers * (perBlock + blockCast) + headCast + logits;
+  // (Checkpointing: the last block's tensors are alive while it runs, though not kept.)
+  double forwardPeak = staticBytes + outside + layers * (perBlock + blockCast) + headCast +
+                       std::max(logits, recompute);
   // The loss's backward: the logits' gradient in f32 (and bf16), the loss's own.
   double headTransient = tokens * v * (s.kernels == Kernels::Eager ? 8 + (s.bf16 ? 2 : 0) : a);
   // A block's backward: the feed-forward's [tokens, 2 d_ff] gradient twice, the residual
