@@ -192,7 +192,7 @@ MemoryPlan planMemory(const StepSetup &s, Sharding sharding, int devices) {
   if (s.bf16 && s.workingCopies)
     p.weightCopies = 2 * linear / (shardWeights ? n : 1);
   int gatherBytes = s.bf16 ? 2 : s.masterBytes;
-  if (shardWeights && devices > 1)
+  if (shardWeights) // FullySharded gathers at any world size
     p.gatheredUnits = s.gatheredUnits * gatherBytes * static_cast<double>(m.largestUnitParameters());
   // Data parallel: each device runs its share of the global batch (or, CS336's accounting,
   // the whole batch with a fraction of its activations sharded).
@@ -211,7 +211,11 @@ MemoryPlan planMemory(const StepSetup &s, Sharding sharding, int devices) {
   double layers = static_cast<double>(m.numLayers), d = static_cast<double>(m.dModel);
   double v = static_cast<double>(m.vocabSize), ff = static_cast<double>(m.dFF);
   int a = activationBytesPerElement(s);
-  bool casts = s.bf16 && !s.workingCopies;
+  // ZeRO-3 gathers bf16 weights: autocast has nothing to cast.
+  bool casts = s.bf16 && !s.workingCopies && !shardWeights;
+  // DDP and ZeRO-1 keep flat gradient buckets for the whole step (the harness's DataParallel
+  // and ShardedOptimizer, as PyTorch's DDP), the .grad()s views into them.
+  bool persistentGradients = sharding == Sharding::Ddp || sharding == Sharding::Zero1;
   double blockParams = static_cast<double>(m.blockParameters());
   // (Checkpointed blocks run their forward without autograd: nothing keeps their casts.)
   double blockCast = casts && !s.activationCheckpointing ? 2 * (blockParams - 2 * d) : 0;
@@ -222,8 +226,9 @@ MemoryPlan planMemory(const StepSetup &s, Sharding sharding, int devices) {
   double recompute = s.activationCheckpointing
                          ? tokens * bytesPerToken(savedPerBlock(s)) + (casts ? 2 * (blockParams - 2 * d) : 0)
                          : 0;
-  double gradientScale = s.gradientBytes / (shardGrads ? n : 1);
+  double gradientScale = persistentGradients ? 0 : s.gradientBytes / (shardGrads ? n : 1);
   double staticBytes = p.weights + p.optimizerState + p.weightCopies + p.gatheredUnits +
+                       (persistentGradients ? p.gradients : 0) +
                        2 * tokens * 8; // token ids and targets
   // The end of the forward: the logits (and, eager bf16, their f32 copy) beside the loss's.
   double logits = tokens * v * (a + (s.kernels == Kernels::Eager && s.bf16 ? 4 : 0));
