@@ -56,6 +56,9 @@ struct Options {
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
   bool exactF32 = false;
+  /// The realistic study's shapes ("BxHxLxD", ":full" for non-causal) and implementations;
+  /// empty: the study's own.
+  std::vector<std::string> shapes, impls;
 };
 
 struct Shape {
@@ -342,6 +345,32 @@ std::vector<Record> flashStudy(const Options &o, Driver &driver, bool &failed) {
   return records;
 }
 
+/// "BxHxLxD" (bf16, causal) or "BxHxLxD:full"; throws std::invalid_argument otherwise.
+Shape parseShape(const std::string &text) {
+  Shape s{0, 0, 0, 0, "bf16", true};
+  std::string dims = text;
+  if (size_t colon = text.find(':'); colon != std::string::npos) {
+    std::string mask = text.substr(colon + 1);
+    if (mask != "full" && mask != "causal")
+      throw std::invalid_argument("--shapes: '" + text + "': after ':' comes full or causal");
+    s.causal = mask == "causal";
+    dims = text.substr(0, colon);
+  }
+  int64_t *fields[] = {&s.batch, &s.heads, &s.seq, &s.d};
+  size_t start = 0;
+  for (int i = 0; i < 4; ++i) {
+    size_t end = i < 3 ? dims.find('x', start) : dims.size();
+    std::string part = end == std::string::npos ? "" : dims.substr(start, end - start);
+    char *rest = nullptr;
+    long long value = part.empty() ? 0 : std::strtoll(part.c_str(), &rest, 10);
+    if (part.empty() || *rest != '\0' || value <= 0)
+      throw std::invalid_argument("--shapes: '" + text + "' is not BxHxLxD[:full] with positive sizes");
+    *fields[i] = value;
+    start = end + 1;
+  }
+  return s;
+}
+
 std::vector<Record> realisticStudy(const Options &o, Driver &driver, bool &failed) {
   std::vector<Impl> impls = {kTessel,
                              kSdpa,
@@ -350,11 +379,25 @@ std::vector<Record> realisticStudy(const Options &o, Driver &driver, bool &faile
                              {"sdpa-efficient", Kind::Sdpa, at::SDPBackend::efficient_attention},
                              kNaive};
   std::vector<Record> records;
+  auto chosen = [&](std::vector<Impl> which) {
+    if (o.impls.empty())
+      return which;
+    std::vector<Impl> kept;
+    for (const Impl &i : which)
+      if (std::find(o.impls.begin(), o.impls.end(), i.name) != o.impls.end())
+        kept.push_back(i);
+    return kept;
+  };
   auto run = [&](const Shape &s, const std::vector<Impl> &which) {
-    for (Record &r :
-         runShape("realistic", s, which, {o.warmup, o.samples, false}, "sdpa", driver, failed))
+    for (Record &r : runShape("realistic", s, chosen(which), {o.warmup, o.samples, false}, "sdpa",
+                              driver, failed))
       records.push_back(std::move(r));
   };
+  if (!o.shapes.empty()) {
+    for (const std::string &text : o.shapes)
+      run(parseShape(text), impls);
+    return records;
+  }
   for (Shape s : {Shape{4, 16, 4096, 64, "bf16", true}, Shape{2, 16, 8192, 128, "bf16", true}})
     for (bool causal : {true, false}) {
       s.causal = causal;
@@ -475,6 +518,14 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
   flags.addList("flash-dtype", "LIST", "dtypes of the flash study", o.flashDtypes);
   flags.add("sweep-samples", "N", "timed runs per measurement in the flash study", o.sweepSamples);
   flags.add("samples", "N", "timed runs per measurement in the realistic study", o.samples);
+  flags.addList("shapes", "LIST",
+                "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal) or "
+                "BxHxLxD:full",
+                o.shapes);
+  flags.addList("impls", "LIST",
+                "the realistic study's implementations: tessel, sdpa, sdpa-cudnn, sdpa-flash, "
+                "sdpa-efficient, naive (default: all)",
+                o.impls);
   flags.add("warmup", "N", "untimed runs before each measurement", o.warmup);
   flags.add("packages", "DIR", "folder with flash_attention_*.tslpkg (default: the build's)",
             o.packages);
@@ -502,6 +553,12 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
     dtypeOf(o.naiveDtype);
     for (const std::string &dtype : o.flashDtypes)
       dtypeOf(dtype);
+    for (const std::string &shape : o.shapes)
+      parseShape(shape);
+    for (const std::string &impl : o.impls)
+      if (impl != "tessel" && impl != "sdpa" && impl != "sdpa-cudnn" && impl != "sdpa-flash" &&
+          impl != "sdpa-efficient" && impl != "naive")
+        throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
   } catch (const std::invalid_argument &e) {
     return usage(e.what());
   }
