@@ -142,8 +142,8 @@ def ConvertTesselToLLVM : Pass<"convert-tessel-to-llvm", "ModuleOp"> {
     Loads and stores become (predicated) vector accesses as wide as alignment and
     contiguity allow, up to 16 bytes; reductions combine within a thread, across lanes with
     `shfl.sync.bfly`, and across warps through shared memory. `exp`, `exp2`, `log`,
-    `log2` and `rsqrt` use the approximate SFU instructions (`ex2.approx.f32` etc.), as
-    Triton does. Scalar `arith`, `math`, `scf`, `cf` and `func` are left for MLIR's own
+    `log2` and `rsqrt` use the approximate SFU instructions (`ex2.approx.ftz.f32` etc.),
+    as Triton does (exp and exp2 flush subnormal results to zero). Scalar `arith`, `math`, `scf`, `cf` and `func` are left for MLIR's own
     conversions.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",

@@ -69,7 +69,7 @@ module attributes {tessel.num_warps = 1 : i32} {
 // A row reduction over 4 warps: in-thread adds, 5 butterfly shuffles, a barrier-fenced
 // exchange through shared memory. exp goes through ex2.approx.
 // CHECK-LABEL: func.func @sum_exp
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-COUNT-5: nvvm.shfl.sync bfly
 // CHECK: llvm.mlir.addressof @tessel_smem : !llvm.ptr<3>
 // CHECK: llvm.store

@@ -109,14 +109,14 @@ module attributes {tessel.num_warps = 4 : i32} {
 // CHECK-DAG: %[[LN2:.*]] = arith.constant 0.693147182 : f32
 // CHECK-DAG: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK: %[[S:.*]] = arith.mulf %arg0, %[[LOG2E]] : f32
-// CHECK-NEXT: %[[EXP:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[S]]) : (f32) -> f32
+// CHECK-NEXT: %[[EXP:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[S]]) : (f32) -> f32
 // CHECK-NEXT: %[[LG:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%arg0) : (f32) -> f32
 // CHECK-NEXT: %[[LOG:.*]] = arith.mulf %[[LG]], %[[LN2]] : f32
-// CHECK-NEXT: %[[EXP2:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%arg0) : (f32) -> f32
+// CHECK-NEXT: %[[EXP2:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%arg0) : (f32) -> f32
 // CHECK-NEXT: %[[LOG2:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%arg0) : (f32) -> f32
 // CHECK: %[[H:.*]] = arith.extf %arg1 : bf16 to f32
 // CHECK-NEXT: %[[HS:.*]] = arith.mulf %[[H]], %[[LOG2E]] : f32
-// CHECK-NEXT: %[[HE:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[HS]]) : (f32) -> f32
+// CHECK-NEXT: %[[HE:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[HS]]) : (f32) -> f32
 // CHECK-NEXT: arith.truncf %[[HE]] : f32 to bf16
 #b = #tessel.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
 module attributes {tessel.num_warps = 1 : i32} {
