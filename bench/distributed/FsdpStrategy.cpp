@@ -4,8 +4,9 @@
 // FullySharded (ZeRO-3); under bf16 autocast the units are all-gathered and computed in
 // bf16 from the f32 master shards (FSDP2's MixedPrecisionPolicy(param_dtype=bf16)), with
 // gradients reduce-scattered in f32. "fsdp-bf16grad" reduce-scatters them in bf16 (half the
-// bytes; reduce_dtype=bf16). The model is built in host memory and only the shards reach
-// the device, so a model larger than one GPU can train on several.
+// bytes; reduce_dtype=bf16). The model is built on the meta device and initialised unit by
+// unit in host memory, and only the shards reach the device, so a model larger than one GPU
+// (or one host's memory) can train on several.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/distributed/FullySharded.h"
@@ -20,8 +21,6 @@ public:
                const StrategyOptions &options, bool bf16Gradients)
       : lm_(lm) {
     torch::Device device = pg->device();
-    for (torch::Tensor &buffer : lm->buffers()) // the RoPE tables: small, whole on each rank
-      buffer.set_data(buffer.to(device));
     std::vector<torch::nn::Module *> units = {lm->tokenEmbeddings.get()};
     for (auto &block : lm->layers)
       units.push_back(block.get());
@@ -30,7 +29,11 @@ public:
     FullyShardedOptions fo;
     fo.paramDtype = options.bf16 ? torch::kBFloat16 : torch::kFloat;
     fo.reduceDtype = bf16Gradients ? torch::kBFloat16 : torch::kFloat;
+    if (lm->parameters().front().is_meta()) // initialised in host memory, one unit at a time
+      fo.materialize = [lm](torch::nn::Module &unit) mutable { lm->materialize(unit, torch::kCPU); };
     fsdp_ = std::make_unique<FullySharded>(units, pg, tesselAdamW(options.adamw), fo);
+    for (torch::Tensor &buffer : lm->buffers()) // the RoPE tables: small, whole on each rank
+      buffer.set_data(buffer.to(device));
     FullySharded *fsdp = fsdp_.get();
     lm->setBeforeForward([fsdp](torch::nn::Module &unit) { fsdp->beforeForward(unit); });
     lm->setAfterForward([fsdp](torch::nn::Module &unit, const std::vector<torch::Tensor> &outputs) {
@@ -89,10 +92,10 @@ std::vector<StrategyInfo> fsdpStrategies() {
                     "ZeRO-3: parameters, gradients and AdamW state sharded per block; bf16 "
                     "gathers under bf16 autocast",
                     make(false)};
-  fsdp.buildModelOnHost = true;
+  fsdp.buildModelOnMeta = true;
   StrategyInfo bf16grad{"fsdp-bf16grad", "fsdp with gradients reduce-scattered in bf16",
                         make(true), /*bf16Only=*/true};
-  bf16grad.buildModelOnHost = true;
+  bf16grad.buildModelOnMeta = true;
   return {fsdp, bf16grad};
 }
 

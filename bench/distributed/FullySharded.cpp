@@ -35,10 +35,16 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
   torch::NoGradGuard noGrad;
   int world = pg_->size(), rank = pg_->rank();
   std::unordered_set<const c10::TensorImpl *> seen;
-  std::vector<torch::Tensor> flats;
+  std::vector<torch::Tensor> shards;
+  // Unit by unit: initialise (a meta-built model), flatten, keep this rank's chunk on the
+  // device, and let the host copy go before the next unit.
+  torch::Tensor fingerprints = torch::empty({2 * static_cast<int64_t>(units.size())}, torch::kFloat64);
   for (torch::nn::Module *module : units) {
+    size_t k = units_.size();
+    if (options_.materialize)
+      options_.materialize(*module);
     Unit u;
-    u.name = module->name() + " #" + std::to_string(units_.size());
+    u.name = module->name() + " #" + std::to_string(k);
     int64_t numel = 0;
     for (torch::Tensor &p : module->parameters()) {
       if (!p.requires_grad())
@@ -47,6 +53,9 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
         throw std::invalid_argument("FullySharded: a parameter belongs to two units (" + u.name + ")");
       if (p.scalar_type() != torch::kFloat)
         throw std::invalid_argument("FullySharded: parameters must be f32 (the master dtype)");
+      if (p.is_meta())
+        throw std::invalid_argument("FullySharded: unit " + u.name +
+                                    " is on the meta device: give options.materialize");
       u.params.push_back(p);
       u.shapes.push_back(p.sizes().vec());
       u.numels.push_back(p.numel());
@@ -60,20 +69,12 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
     torch::Tensor flat = torch::zeros({world * u.chunk}, u.params[0].options());
     for (size_t i = 0; i < u.params.size(); ++i)
       flat.narrow(0, u.offsets[i], u.params[i].numel()).copy_(u.params[i].reshape(-1));
-    unitIndex_[module] = units_.size();
-    firstParam_.push_back(units_.empty() ? 0 : firstParam_.back() + units_.back().params.size());
-    units_.push_back(std::move(u));
-    flats.push_back(flat);
-  }
-  if (units_.empty())
-    throw std::invalid_argument("FullySharded: no units");
-  checkRanksAgree(flats);
-
-  std::vector<torch::Tensor> shards;
-  for (size_t k = 0; k < units_.size(); ++k) {
-    Unit &u = units_[k];
-    u.shard = flats[k].narrow(0, rank * u.chunk, u.chunk).to(pg_->device()).clone();
-    flats[k] = torch::Tensor(); // the host copy of the whole unit goes now
+    torch::Tensor f64 = flat.to(torch::kFloat64);
+    fingerprints[2 * k] = f64.sum();
+    fingerprints[2 * k + 1] = f64.square().sum();
+    f64 = torch::Tensor();
+    u.shard = flat.narrow(0, rank * u.chunk, u.chunk).to(pg_->device()).clone();
+    flat = torch::Tensor(); // the host copy of the whole unit goes now
     // The gathered buffer is one tensor for the unit's lifetime and each parameter a view
     // into it, set once; freeing the unit frees the buffer's storage, not the tensor, so
     // what autograd saved of a parameter (W^T, a view) sees the values again after the
@@ -81,11 +82,18 @@ FullySharded::FullySharded(std::vector<torch::nn::Module *> units, std::shared_p
     u.full = torch::empty({pg_->size() * u.chunk}, u.shard.options().dtype(options_.paramDtype));
     for (size_t i = 0; i < u.params.size(); ++i)
       u.params[i].set_data(u.full.narrow(0, u.offsets[i], u.numels[i]).view(u.shapes[i]));
-    reshard(u);
-    shards.push_back(u.shard);
-    for (torch::Tensor &p : u.params)
-      setGradReadyHook(p, [this, k] { onGradReady(k); }); // cleared by ~FullySharded
+    unitIndex_[module] = k;
+    firstParam_.push_back(k == 0 ? 0 : firstParam_.back() + units_.back().params.size());
+    units_.push_back(std::move(u));
+    reshard(units_.back());
+    shards.push_back(units_.back().shard);
   }
+  if (units_.empty())
+    throw std::invalid_argument("FullySharded: no units");
+  checkRanksAgree(fingerprints);
+  for (size_t k = 0; k < units_.size(); ++k)
+    for (torch::Tensor &p : units_[k].params)
+      setGradReadyHook(p, [this, k] { onGradReady(k); }); // cleared by ~FullySharded
   local_ = factory(shards);
   nextReduction_ = static_cast<int>(units_.size()) - 1;
 }
@@ -96,17 +104,11 @@ FullySharded::~FullySharded() {
       clearGradReadyHook(p);
 }
 
-void FullySharded::checkRanksAgree(const std::vector<torch::Tensor> &flats) {
+void FullySharded::checkRanksAgree(const torch::Tensor &fingerprints) {
   // A fingerprint per unit (sum and sum of squares in f64), all-gathered and compared.
   int world = pg_->size();
-  int64_t n = static_cast<int64_t>(flats.size());
-  torch::Tensor mine = torch::empty({2 * n}, torch::kFloat64);
-  for (int64_t k = 0; k < n; ++k) {
-    torch::Tensor f = flats[k].to(torch::kFloat64);
-    mine[2 * k] = f.sum();
-    mine[2 * k + 1] = f.square().sum();
-  }
-  torch::Tensor input = mine.to(pg_->device());
+  int64_t n = fingerprints.numel() / 2;
+  torch::Tensor input = fingerprints.to(pg_->device());
   torch::Tensor all = torch::empty({world * 2 * n}, input.options());
   pg_->wait(pg_->allGather(all, input), "FSDP parameter check at wrap time");
   all = all.cpu().view({world, 2 * n});

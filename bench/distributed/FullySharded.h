@@ -66,6 +66,10 @@ struct FullyShardedOptions {
   /// parameters. The unit computing now is gathered regardless, and in the backward so is
   /// the one after it until its gradients are reduced, so the bound is max(this, 2).
   int maxGatheredUnits = 3;
+  /// Called on each unit, in order, before its parameters are read: a model built on the
+  /// meta device initialises the unit here (TransformerLM::materialize), so that only one
+  /// unit is ever whole in host memory. Empty: the parameters hold their values already.
+  std::function<void(torch::nn::Module &)> materialize;
 };
 
 class FullySharded {
@@ -152,7 +156,8 @@ private:
       mark_(i);
   }
   size_t indexOf(const torch::nn::Module &unit) const;
-  void checkRanksAgree(const std::vector<torch::Tensor> &flats);
+  /// `fingerprints`: per unit, the sum and the sum of squares of its flat parameters (f64).
+  void checkRanksAgree(const torch::Tensor &fingerprints);
   void launchGather(Unit &u);
   /// Launches unit k's gather ahead of its use unless it is gathered already or the
   /// limit on gathered units is reached.

@@ -94,9 +94,10 @@ struct StrategyInfo {
   StrategyFactory make;
   /// Runs under bf16 autocast only (e.g. gradients reduced in bf16).
   bool bf16Only = false;
-  /// The model is built in host memory and the strategy moves to the device what a rank
-  /// keeps (a sharded model that need not fit one device).
-  bool buildModelOnHost = false;
+  /// The model is built on the meta device, and the strategy initialises it part by part
+  /// (in host memory, under the model's seed: the values of a host build) and moves to the
+  /// device what a rank keeps: a sharded model that need not fit one device, nor one host.
+  bool buildModelOnMeta = false;
 };
 
 /// Every strategy, in the order tables list them (Strategies.cpp).

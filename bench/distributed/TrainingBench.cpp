@@ -217,7 +217,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   Measured m;
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   const StrategyInfo &info = findStrategy(setup.strategy);
-  tessel::model::TransformerLM lm(config, info.buildModelOnHost ? torch::Device(torch::kCPU) : device);
+  tessel::model::TransformerLM lm(config, info.buildModelOnMeta ? torch::Device(torch::kMeta) : device);
   lm->setActivationCheckpointing(o.activationCheckpointing);
   torch::manual_seed(static_cast<uint64_t>(o.seed + 1 + pg->rank()));
   int64_t local = o.batch / pg->size();
@@ -229,6 +229,9 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   options.bf16 = setup.bf16;
   options.adamw.lr = o.lr;
   options.adamw.impl = tessel::model::parseAdamWImpl(o.resolvedAdamW(cuda));
+  // A meta-built model is initialised by the strategy, part by part, from the model's seed.
+  if (info.buildModelOnMeta)
+    torch::manual_seed(static_cast<uint64_t>(o.seed));
   std::unique_ptr<Strategy> strategy = info.make(lm, pg, options);
   if (cuda) {
     tessel::bench::cudaSynchronize();
@@ -690,6 +693,8 @@ int runDdp(int argc, char **argv) {
                        fieldColumn("buckets", "buckets", 0),
                        fieldColumn("from hooks", "buckets_launched_in_backward", 0),
                        fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2),
+                       fieldColumn("fwd+bwd peak GiB", "peak_before_step_GiB", 2),
+                       fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
                        fieldColumn("status", "status", 0, true)});
 }
 

@@ -107,17 +107,39 @@ std::tuple<torch::Tensor, torch::Tensor> RMSNormImpl::addForward(const torch::Te
 
 //===-- RoPE ---------------------------------------------------------------===//
 
+namespace {
+/// angle[p][i] = p * theta^(-2i / dHead), computed in f64: {cos, sin} in f32.
+std::pair<torch::Tensor, torch::Tensor> ropeTables(double theta, int64_t dHead, int64_t maxSeqLen,
+                                                   const torch::TensorOptions &options) {
+  auto f64 = options.dtype(torch::kFloat64);
+  torch::Tensor inv = torch::pow(theta, -torch::arange(0, dHead, 2, f64) / double(dHead));
+  torch::Tensor angles = torch::outer(torch::arange(maxSeqLen, f64), inv);
+  return {angles.cos().to(torch::kFloat32), angles.sin().to(torch::kFloat32)};
+}
+} // namespace
+
 RotaryEmbeddingImpl::RotaryEmbeddingImpl(double theta, int64_t dHead, int64_t maxSeqLen,
                                          const torch::TensorOptions &options) {
   if (dHead % 2 != 0)
     throw std::invalid_argument("RoPE needs an even head dimension, got " + std::to_string(dHead));
-  auto f32 = options.dtype(torch::kFloat64);
-  // angle[p][i] = p * theta^(-2i / dHead), computed in f64 and stored in f32.
-  torch::Tensor inv = torch::pow(theta, -torch::arange(0, dHead, 2, f32) / double(dHead));
-  torch::Tensor angles = torch::outer(torch::arange(maxSeqLen, f32), inv);
-  cosTable = register_buffer("cos", angles.cos().to(torch::kFloat32));
-  sinTable = register_buffer("sin", angles.sin().to(torch::kFloat32));
+  // A model built on the meta device still gets its (small) tables, on the host.
+  auto [cos, sin] = ropeTables(theta, dHead, maxSeqLen,
+                               options.device().is_meta() ? options.device(torch::kCPU) : options);
+  cosTable = register_buffer("cos", cos);
+  sinTable = register_buffer("sin", sin);
 }
+
+namespace {
+/// The parameters a module registered, to replace a meta-built model's (whose tensors cannot
+/// take storage on another device in place): torch::nn::Module keeps them for its subclasses.
+struct RegisteredEntries : torch::nn::Module {
+  static torch::Tensor &parameter(torch::nn::Module &m, const std::string &name) {
+    return (m.*(&RegisteredEntries::parameters_))[name];
+  }
+};
+} // namespace
+
+
 
 torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor &x, const torch::Tensor &positions) {
   int64_t seq = x.size(-2), half = x.size(-1) / 2;
@@ -323,6 +345,30 @@ std::vector<torch::Tensor> TransformerLMImpl::makeWorkingCopies(torch::ScalarTyp
         copies.back() = l->workingWeight;
   }
   return copies;
+}
+
+void TransformerLMImpl::materialize(torch::nn::Module &part, torch::Device device) {
+  torch::NoGradGuard noGrad;
+  // modules() walks in registration order, the constructor's order of initialisation.
+  for (const std::shared_ptr<torch::nn::Module> &m : part.modules()) {
+    auto fresh = [&](torch::Tensor &member) {
+      torch::Tensor t = torch::empty(member.sizes(), member.options().device(device));
+      t.set_requires_grad(member.requires_grad());
+      member = RegisteredEntries::parameter(*m, "weight") = t;
+    };
+    if (auto *linear = m->as<LinearImpl>()) {
+      fresh(linear->weight);
+      linear->resetParameters();
+    } else if (auto *embedding = m->as<EmbeddingImpl>()) {
+      fresh(embedding->weight);
+      embedding->resetParameters();
+    } else if (auto *norm = m->as<RMSNormImpl>()) {
+      fresh(norm->weight);
+      norm->weight.fill_(1);
+    } else if (!m->parameters(/*recurse=*/false).empty()) {
+      throw std::logic_error("TransformerLM::materialize: unexpected parameters in " + m->name());
+    }
+  }
 }
 
 int64_t TransformerLMImpl::numParameters() const {

@@ -93,7 +93,7 @@ public:
   /// x: [..., seq, dHead]; positions: [seq] (or broadcastable to x's leading
   /// dimensions + [seq]); an undefined tensor means 0..seq-1.
   torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &positions = {});
-  torch::Tensor cosTable, sinTable; // [maxSeqLen, dHead / 2], f32
+  torch::Tensor cosTable, sinTable; // [maxSeqLen, dHead / 2], f32 (on the host for a meta build)
 };
 TORCH_MODULE(RotaryEmbedding);
 
@@ -180,6 +180,12 @@ public:
   const ModelConfig &config() const { return config_; }
   /// Number of parameter elements actually held (== config().parameterCount()).
   int64_t numParameters() const;
+  /// A model built on the meta device, one part (the embeddings, a block, the final norm,
+  /// the LM head) at a time: gives `part`'s parameters storage on `device` and
+  /// initialises them as the constructor would. Parts taken in forward order under the
+  /// constructor's seed get exactly the values a build on `device` gets, while only the
+  /// part at hand holds memory (FullyShardedOptions::materialize).
+  void materialize(torch::nn::Module &part, torch::Device device);
 
   Embedding tokenEmbeddings{nullptr};
   std::vector<TransformerBlock> layers;
