@@ -53,4 +53,11 @@ const Function *Module::function(const std::string &name) const {
   return nullptr;
 }
 
+const Constant *Module::constant(const std::string &name) const {
+  for (const Constant &c : constants)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
 } // namespace tessel::frontend::ast

@@ -171,9 +171,19 @@ struct Function {
   const Param *param(const std::string &paramName) const;
 };
 
+/// A module-level constant, `NAME = <constant expression>`: a compile-time value every
+/// function of the module sees (unless a local of the same name shadows it).
+struct Constant {
+  std::string name;
+  SourceRange nameRange;
+  ExprPtr value;
+};
+
 struct Module {
+  std::vector<Constant> constants;
   std::vector<std::unique_ptr<Function>> functions;
   const Function *function(const std::string &name) const;
+  const Constant *constant(const std::string &name) const;
 };
 
 } // namespace tessel::frontend::ast

@@ -214,6 +214,8 @@ std::string exprToString(const Expr &e) {
 
 std::string printAST(const ast::Module &module) {
   Printer p;
+  for (const ast::Constant &c : module.constants)
+    p.out += "Constant " + c.name + " = " + exprToString(*c.value) + "\n";
   for (const auto &fn : module.functions)
     p.function(*fn);
   return p.out;

@@ -214,6 +214,10 @@ public:
   void genFor(const ast::Stmt &stmt);
   void genReturn(const ast::Stmt &stmt);
   void bind(const std::string &name, GenValue value, SourceRange range);
+  /// The module constant `name` (evaluated in order on first use, each seeing the ones
+  /// before it): nullptr when there is none; a poison value when its value is not a
+  /// compile-time constant (reported at its definition).
+  const GenValue *moduleConstant(const std::string &name);
 
   mlir::MLIRContext &ctx;
   mlir::OpBuilder b;
@@ -228,6 +232,8 @@ public:
   size_t inlinedCalls = 0;
   bool inlineDepthReported = false;
   mlir::Location curLoc_;
+  std::map<std::string, GenValue> moduleConstants_;
+  bool moduleConstantsEvaluated_ = false;
   /// The source range of the expression being generated (for errors without one).
   SourceRange curRange_;
 };

@@ -58,11 +58,31 @@ static unsigned editDistance(const std::string &a, const std::string &c) {
   return prev[c.size()];
 }
 
+const GenValue *Generator::moduleConstant(const std::string &name) {
+  if (!moduleConstantsEvaluated_) {
+    moduleConstantsEvaluated_ = true;
+    for (const ast::Constant &c : module.constants) {
+      auto lookup = [&](const std::string &other) -> std::optional<ConstValue> {
+        auto it = moduleConstants_.find(other);
+        if (it == moduleConstants_.end() || !it->second.isConst())
+          return std::nullopt;
+        return it->second.cst;
+      };
+      std::optional<ConstValue> value = evalConstExpr(*c.value, lookup, diags);
+      moduleConstants_[c.name] = value ? GenValue::ofConst(*value) : GenValue::poison();
+    }
+  }
+  auto it = moduleConstants_.find(name);
+  return it == moduleConstants_.end() ? nullptr : &it->second;
+}
+
 GenValue Generator::genName(const ast::Expr &expr) {
   const std::string &name = expr.name;
   auto it = scope->vars.find(name);
   if (it != scope->vars.end())
     return it->second;
+  if (const GenValue *constant = moduleConstant(name))
+    return *constant;
   if (auto t = parseDTypeName(name))
     return GenValue::ofConst(ConstValue::ofDType(*t));
   if (name == "inf")
@@ -90,9 +110,17 @@ GenValue Generator::genName(const ast::Expr &expr) {
       best = kv.first;
     }
   }
+  SourceRange bestDef = scope->defs.count(best) ? scope->defs[best] : SourceRange();
+  for (const ast::Constant &c : module.constants) {
+    unsigned dist = editDistance(name, c.name);
+    if (dist <= bestDist && dist > 0 && !scope->vars.count(c.name)) {
+      bestDist = dist;
+      best = c.name;
+      bestDef = c.nameRange;
+    }
+  }
   if (!best.empty())
-    DiagnosticEngine::note(d, scope->defs.count(best) ? scope->defs[best] : SourceRange(),
-                           "did you mean '" + best + "'?");
+    DiagnosticEngine::note(d, bestDef, "did you mean '" + best + "'?");
   return GenValue::poison();
 }
 

@@ -97,6 +97,10 @@ private:
 
   // Functions and statements.
   void parseTopLevel(Module &module);
+  /// `NAME = expression` at the top level.
+  void parseConstant(Module &module);
+  /// "redefinition of NAME" when a function or constant of the module has the name.
+  void reportRedefinition(const Module &module, const std::string &name, SourceRange range);
   std::unique_ptr<Function> parseFunction(std::vector<ExprPtr> decorators);
   bool parseParams(Function &fn);
   bool applyDecorators(Function &fn, std::vector<ExprPtr> &decorators);
@@ -213,6 +217,10 @@ void Parser::parseTopLevel(Module &module) {
   }
   if (accept(TokenKind::Dedent))
     return;
+  if (is(TokenKind::Name) && peekTok(1).kind == TokenKind::Assign) {
+    parseConstant(module);
+    return;
+  }
   std::vector<ExprPtr> decorators;
   while (is(TokenKind::At)) {
     consume();
@@ -231,7 +239,8 @@ void Parser::parseTopLevel(Module &module) {
   }
   if (!is(TokenKind::KwDef)) {
     if (decorators.empty())
-      error("only function definitions ('@kernel def ...' or '@func def ...') may appear at the top level");
+      error("only function definitions ('@kernel def ...' or '@func def ...') and constants "
+            "('NAME = value') may appear at the top level");
     else
       error("expected 'def' after the decorators");
     skipLine();
@@ -239,14 +248,41 @@ void Parser::parseTopLevel(Module &module) {
     return;
   }
   if (auto fn = parseFunction(std::move(decorators))) {
-    for (const auto &other : module.functions) {
-      if (other->name == fn->name) {
-        Diagnostic &d = diags_.error(fn->nameRange, "redefinition of '" + fn->name + "'");
-        DiagnosticEngine::note(d, other->nameRange, "previous definition is here");
-      }
-    }
+    reportRedefinition(module, fn->name, fn->nameRange);
     module.functions.push_back(std::move(fn));
   }
+}
+
+void Parser::reportRedefinition(const Module &module, const std::string &name, SourceRange range) {
+  SourceRange previous;
+  if (const Function *other = module.function(name))
+    previous = other->nameRange;
+  else if (const Constant *other = module.constant(name))
+    previous = other->nameRange;
+  else
+    return;
+  Diagnostic &d = diags_.error(range, "redefinition of '" + name + "'");
+  DiagnosticEngine::note(d, previous, "previous definition is here");
+}
+
+void Parser::parseConstant(Module &module) {
+  Constant c;
+  c.name = tok().text;
+  c.nameRange = consume().range;
+  consume(); // '='
+  c.value = parseExpr();
+  if (!c.value) {
+    skipLine();
+    return;
+  }
+  if (!is(TokenKind::Newline) && !is(TokenKind::Eof)) {
+    error("expected a newline after the constant's value, found " + describe(tok()));
+    skipLine();
+    return;
+  }
+  accept(TokenKind::Newline);
+  reportRedefinition(module, c.name, c.nameRange);
+  module.constants.push_back(std::move(c));
 }
 
 std::unique_ptr<Function> Parser::parseFunction(std::vector<ExprPtr> decorators) {
