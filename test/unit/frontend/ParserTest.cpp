@@ -107,8 +107,19 @@ TEST(Parser, DepthLimitsHoldOnDeepInput) {
 }
 
 TEST(Parser, MissingDecoratorAndTopLevelCode) {
-  Parsed p = parse("def f():\n    pass\nx = 1\n");
+  Parsed p = parse("def f():\n    pass\nprint(1)\n");
   EXPECT_EQ(p.diags->errorCount(), 2u);
+}
+
+TEST(Parser, ModuleConstants) {
+  Parsed p = parse("X = 1\nY = X + 1\n@func\ndef f():\n    pass\n");
+  EXPECT_EQ(p.diags->errorCount(), 0u);
+  ASSERT_EQ(p.module.constants.size(), 2u);
+  EXPECT_EQ(p.module.constants[1].name, "Y");
+  EXPECT_NE(p.module.constant("X"), nullptr);
+  // Defined once: a second constant or a function of the same name is an error.
+  EXPECT_EQ(parse("X = 1\nX = 2\n").diags->errorCount(), 1u);
+  EXPECT_EQ(parse("f = 1\n@func\ndef f():\n    pass\n").diags->errorCount(), 1u);
 }
 
 TEST(Parser, PrintsTree) {
