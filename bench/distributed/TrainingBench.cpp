@@ -425,10 +425,7 @@ tessel::plan::Sharding planSharding(const std::string &strategy) {
 void addPlan(Record &r, const CommonOptions &o, int world, const TrainSetup &setup, const Measured &m) {
   ModelConfig config = o.modelConfig();
   tessel::plan::StepSetup s;
-  s.model = *tessel::plan::findPreset("small");
-  s.model.name = config.name;
-  s.model.vocabSize = config.vocabSize, s.model.dModel = config.dModel, s.model.dFF = config.dFF;
-  s.model.numLayers = config.numLayers, s.model.numHeads = config.numHeads;
+  s.model = config.planShape();
   s.batch = o.batch;
   s.context = o.context;
   s.bf16 = setup.bf16;

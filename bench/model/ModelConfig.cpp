@@ -1,7 +1,6 @@
 //===- bench/model/ModelConfig.cpp - Transformer LM sizes and presets -----===//
 
 #include "bench/model/ModelConfig.h"
-#include "tools/tessel-plan/ModelShape.h"
 
 #include <sstream>
 #include <stdexcept>
@@ -54,16 +53,6 @@ const char *toString(MatmulImpl impl) {
   return impl == MatmulImpl::Torch ? "torch" : "tessel";
 }
 
-namespace {
-/// The harness builds the Transformer LM presets (tessel-plan's table; not the FFN-only xxl).
-plan::ModelShape shapeOf(const ModelConfig &c) {
-  plan::ModelShape s;
-  s.name = c.name;
-  s.vocabSize = c.vocabSize, s.dModel = c.dModel, s.dFF = c.dFF;
-  s.numLayers = c.numLayers, s.numHeads = c.numHeads;
-  return s;
-}
-} // namespace
 
 const std::vector<std::string> &ModelConfig::presetNames() {
   static const std::vector<std::string> names = [] {
@@ -94,7 +83,15 @@ ModelConfig ModelConfig::preset(const std::string &name) {
   return config;
 }
 
-int64_t ModelConfig::parameterCount() const { return shapeOf(*this).parameters(); }
+plan::ModelShape ModelConfig::planShape() const {
+  plan::ModelShape s;
+  s.name = name;
+  s.vocabSize = vocabSize, s.dModel = dModel, s.dFF = dFF;
+  s.numLayers = numLayers, s.numHeads = numHeads;
+  return s;
+}
+
+int64_t ModelConfig::parameterCount() const { return planShape().parameters(); }
 
 void ModelConfig::validate() const {
   auto require = [&](bool ok, const std::string &what) {

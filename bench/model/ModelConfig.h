@@ -8,6 +8,8 @@
 #ifndef TESSEL_BENCH_MODEL_MODELCONFIG_H
 #define TESSEL_BENCH_MODEL_MODELCONFIG_H
 
+#include "tools/tessel-plan/ModelShape.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,6 +66,8 @@ struct ModelConfig {
 
   /// Parameter elements of a model with this config (small: 128,625,408).
   int64_t parameterCount() const;
+  /// These sizes as tessel-plan's model shape (tools/tessel-plan/ModelShape.h).
+  plan::ModelShape planShape() const;
   /// Throws std::invalid_argument if the sizes are inconsistent (dModel not a
   /// multiple of numHeads, odd head dimension, non-positive sizes).
   void validate() const;

@@ -348,10 +348,7 @@ void addPlan(Record &r, const Options &options, const Config &config,
              tessel::model::AttentionImpl attention) {
   tessel::plan::StepSetup s;
   const ModelConfig &mc = config.model;
-  s.model = *tessel::plan::findPreset("small");
-  s.model.name = mc.name;
-  s.model.vocabSize = mc.vocabSize, s.model.dModel = mc.dModel, s.model.dFF = mc.dFF;
-  s.model.numLayers = mc.numLayers, s.model.numHeads = mc.numHeads;
+  s.model = mc.planShape();
   s.batch = options.batch;
   s.context = config.context;
   s.bf16 = config.bf16;

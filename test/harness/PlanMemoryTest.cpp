@@ -72,13 +72,6 @@ private:
   int64_t live_ = 0;
 };
 
-tessel::plan::ModelShape shapeOf(const ModelConfig &c) {
-  tessel::plan::ModelShape s;
-  s.name = c.name;
-  s.vocabSize = c.vocabSize, s.dModel = c.dModel, s.dFF = c.dFF;
-  s.numLayers = c.numLayers, s.numHeads = c.numHeads;
-  return s;
-}
 
 TEST(PlanAgainstModel, EveryPresetsParameterCountIsTheBuiltModels) {
   for (const std::string &name : ModelConfig::presetNames()) {
@@ -120,7 +113,7 @@ TEST_P(SavedTensors, AreWhatTheForwardKeeps) {
   int64_t kept = count.live() - before;
 
   tessel::plan::StepSetup s;
-  s.model = shapeOf(config);
+  s.model = config.planShape();
   s.batch = batch;
   s.context = config.contextLength;
   s.bf16 = c.bf16;
