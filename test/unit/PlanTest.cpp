@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/tessel-plan/Bucket.h"
+#include "tools/tessel-plan/Communication.h"
 #include "tools/tessel-plan/Memory.h"
 #include "tools/tessel-plan/Mesh.h"
 
@@ -144,6 +145,44 @@ TEST(PlanBucket, OptimalBucketAndFit) {
                                                             50e-6 + 1e8 / 2e10});
   EXPECT_NEAR(m.overheadSeconds, 50e-6, 1e-12);
   EXPECT_NEAR(m.bytesPerSecond, 2e10, 1e3);
+}
+
+TEST(PlanCommunication, CollectivesOfEachStrategy) {
+  // vocab 10, d 4, d_ff 8, 2 blocks: a block is 4 x 16 + 3 x 32 + 8 = 168 parameters, the
+  // model 2 x 40 + 2 x 168 + 4 = 420, the units (embedding, blocks, norm, head)
+  // 40, 168, 168, 4, 40. o = 100 us, w = 1000 B/s.
+  ModelShape tiny;
+  tiny.vocabSize = 10, tiny.dModel = 4, tiny.dFF = 8, tiny.numLayers = 2, tiny.numHeads = 1;
+  EXPECT_EQ(tiny.unitParameters(), (std::vector<int64_t>{40, 168, 168, 4, 40}));
+  AllReduceCostModel cost{1e-4, 1e3};
+  CommunicationSetup c;
+  c.model = tiny;
+  c.buckets = 3;
+  // DDP: 3 all-reduces of G = 1680 B: 3 o + 1680 / 1000 = 1.6803 s.
+  CommunicationPlan ddp = planCommunication(c, cost);
+  EXPECT_EQ(ddp.collectives, 3);
+  EXPECT_DOUBLE_EQ(ddp.allReduceBytes, 1680);
+  EXPECT_NEAR(ddp.seconds, 1.6803, 1e-12);
+  // bf16 weight copies: the linears (2 x 160 + 40 = 360) in 2 bytes, the rest (60) in 4.
+  c.workingCopies = true;
+  EXPECT_NEAR(planCommunication(c, cost).seconds, 3e-4 + 0.960, 1e-12);
+  c.workingCopies = false;
+  // ZeRO-1: 3 reduce-scatters of the gradients, 1 all-gather of the f32 parameters:
+  // 4 o + (1680 + 1680) / 2000 = 1.6804 s.
+  c.sharding = Sharding::Zero1;
+  CommunicationPlan zero1 = planCommunication(c, cost);
+  EXPECT_EQ(zero1.collectives, 4);
+  EXPECT_NEAR(zero1.seconds, 1.6804, 1e-12);
+  // ZeRO-3, bf16 gathers: 5 forward gathers, 4 backward ones (the head stays), 5
+  // reductions = 14 collectives; A = 840 B, gathered 2 x 840 - 80 = 1600 B, reduced 1680 B:
+  // 14 o + 3280 / 2000 = 1.6414 s.
+  c.sharding = Sharding::Zero3;
+  c.gatherBytes = 2;
+  CommunicationPlan zero3 = planCommunication(c, cost);
+  EXPECT_EQ(zero3.collectives, 14);
+  EXPECT_DOUBLE_EQ(zero3.allGatherBytes, 1600);
+  EXPECT_NEAR(zero3.seconds, 1.6414, 1e-12);
+  EXPECT_THROW(planCommunication(c, AllReduceCostModel{1e-4, 0}), std::invalid_argument);
 }
 
 } // namespace

@@ -2,8 +2,12 @@
 
 #include "tools/tessel-plan/Bucket.h"
 
+#include "package/Json.h"
+
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace tessel::plan {
@@ -41,6 +45,27 @@ AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
   // A flat or negative slope (noise) means bandwidth is not what limits: call it very fast.
   model.bytesPerSecond = slope > 0 ? 1.0 / slope : 1e15;
   return model;
+}
+
+AllReduceCostModel fitAllReduceJson(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  tessel::Json json = tessel::Json::parse(text.str(), path);
+  const tessel::Json *results = json.find("results");
+  if (!results || !results->isArray())
+    throw std::runtime_error("'" + path + "' has no results array (tessel-bench allreduce --json)");
+  std::vector<double> bytes, seconds;
+  for (const tessel::Json &row : results->asArray()) {
+    const tessel::Json *b = row.find("bytes"), *ms = row.find("median_ms");
+    if (!b || !ms || !b->isNumber() || !ms->isNumber())
+      throw std::runtime_error("'" + path + "': a row lacks bytes or median_ms");
+    bytes.push_back(b->asDouble());
+    seconds.push_back(ms->asDouble() / 1e3);
+  }
+  return fitAllReduceCost(bytes, seconds);
 }
 
 } // namespace tessel::plan

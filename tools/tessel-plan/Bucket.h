@@ -14,6 +14,7 @@
 #define TESSEL_PLAN_BUCKET_H
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tessel::plan {
@@ -33,6 +34,8 @@ struct AllReduceCostModel {
 };
 AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
                                     const std::vector<double> &seconds);
+/// The fit over every row (bytes, median_ms) of a `tessel-bench allreduce --json` file.
+AllReduceCostModel fitAllReduceJson(const std::string &path);
 
 } // namespace tessel::plan
 

@@ -26,10 +26,19 @@ int64_t ModelShape::parameters() const {
   return 2 * vocabSize * dModel + numLayers * blockParameters() + dModel;
 }
 
-int64_t ModelShape::largestUnitParameters() const {
+std::vector<int64_t> ModelShape::unitParameters() const {
   if (architecture == Architecture::FfnOnly)
-    return blockParameters();
-  return std::max(blockParameters(), vocabSize * dModel);
+    return std::vector<int64_t>(numLayers, blockParameters());
+  std::vector<int64_t> units = {vocabSize * dModel};
+  units.insert(units.end(), numLayers, blockParameters());
+  units.push_back(dModel);
+  units.push_back(vocabSize * dModel);
+  return units;
+}
+
+int64_t ModelShape::largestUnitParameters() const {
+  std::vector<int64_t> units = unitParameters();
+  return units.empty() ? 0 : *std::max_element(units.begin(), units.end());
 }
 
 const std::vector<ModelShape> &presets() {

@@ -33,6 +33,9 @@ struct ModelShape {
   /// Parameters of the linears alone (what bf16 weight copies cover).
   int64_t linearParameters() const;
   int64_t parameters() const;
+  /// The FSDP units' parameters in the order the forward gathers them: the embedding, each
+  /// block, the final norm and the LM head (FfnOnly: the blocks).
+  std::vector<int64_t> unitParameters() const;
   /// The largest FSDP unit (a block, or the embedding or LM head), in parameters.
   int64_t largestUnitParameters() const;
 };

@@ -6,14 +6,13 @@
 //===----------------------------------------------------------------------===//
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
-#include "package/Json.h"
 #include "tools/tessel-plan/Bucket.h"
+#include "tools/tessel-plan/Communication.h"
 #include "tools/tessel-plan/Memory.h"
 #include "tools/tessel-plan/Mesh.h"
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -330,31 +329,31 @@ int runMesh(int argc, char **argv) {
   writeOutputs(json, meta, {r});
   return 0;
 }
-
-/// (bytes, seconds) of every row of a `tessel-bench allreduce --json` file.
-void readAllReduce(const std::string &path, std::vector<double> &bytes, std::vector<double> &seconds) {
-  std::ifstream in(path);
-  if (!in)
-    throw std::runtime_error("cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  tessel::Json json = tessel::Json::parse(text.str(), path);
-  const tessel::Json *results = json.find("results");
-  if (!results || !results->isArray())
-    throw std::runtime_error("'" + path + "' has no results array (tessel-bench allreduce --json)");
-  for (const tessel::Json &row : results->asArray()) {
-    const tessel::Json *b = row.find("bytes"), *ms = row.find("median_ms");
-    if (!b || !ms || !b->isNumber() || !ms->isNumber())
-      throw std::runtime_error("'" + path + "': a row lacks bytes or median_ms");
-    bytes.push_back(b->asDouble());
-    seconds.push_back(ms->asDouble() / 1e3);
+/// An all-reduce's cost t = o + bytes / w: given, or fitted from `tessel-bench allreduce`.
+struct CostFlags {
+  std::string fit;
+  double overheadUs = 0, bandwidthGBs = 0;
+  void addTo(FlagParser &flags) {
+    flags.add("overhead-us", "O", "o, microseconds per all-reduce", overheadUs);
+    flags.add("bandwidth-gbs", "W", "w, GB/s", bandwidthGBs);
+    flags.add("fit", "FILE", "fit o and w from an all-reduce benchmark's JSON", fit);
   }
-}
+  AllReduceCostModel model() const {
+    AllReduceCostModel m{overheadUs / 1e6, bandwidthGBs * kGB};
+    if (!fit.empty())
+      m = fitAllReduceJson(fit);
+    if (!(m.overheadSeconds >= 0 && m.bytesPerSecond > 0))
+      throw std::invalid_argument("give --overhead-us and --bandwidth-gbs (o >= 0, w > 0), or --fit");
+    return m;
+  }
+  std::string source() const { return fit.empty() ? "" : " (fitted from " + fit + ")"; }
+};
 
 int runBucket(int argc, char **argv) {
   ShapeFlags shape;
-  std::string fit, json;
-  double gradientBytes = 0, overheadUs = 0, bandwidthGBs = 0;
+  CostFlags cost;
+  std::string json;
+  double gradientBytes = 0;
   int64_t gradBytes = 4;
   FlagParser flags(
       "tessel-plan bucket",
@@ -367,24 +366,16 @@ int runBucket(int argc, char **argv) {
   shape.addTo(flags);
   flags.add("grad-bytes", "B", "bytes per gradient (f32 4, bf16 2)", gradBytes);
   flags.add("gradient-bytes", "S", "gradient bytes s (overrides --model)", gradientBytes);
-  flags.add("overhead-us", "O", "o, microseconds per all-reduce", overheadUs);
-  flags.add("bandwidth-gbs", "W", "w, GB/s", bandwidthGBs);
-  flags.add("fit", "FILE", "fit o and w from an all-reduce benchmark's JSON", fit);
+  cost.addTo(flags);
   flags.add("json", "FILE", "write the rows as JSON (- for stdout)", json);
   if (auto exit = flags.parseOrExit(argc, argv))
     return *exit;
-  double s = gradientBytes, o = overheadUs / 1e6, w = bandwidthGBs * kGB;
+  double s = gradientBytes, o = 0, w = 0;
   try {
     if (s <= 0)
       s = static_cast<double>(shape.shape().parameters()) * static_cast<double>(gradBytes);
-    if (!fit.empty()) {
-      std::vector<double> bytes, seconds;
-      readAllReduce(fit, bytes, seconds);
-      AllReduceCostModel model = fitAllReduceCost(bytes, seconds);
-      o = model.overheadSeconds, w = model.bytesPerSecond;
-    }
-    if (!(o >= 0 && w > 0))
-      throw std::invalid_argument("give --overhead-us and --bandwidth-gbs (o >= 0, w > 0), or --fit");
+    AllReduceCostModel model = cost.model();
+    o = model.overheadSeconds, w = model.bytesPerSecond;
   } catch (const std::invalid_argument &e) {
     return usageError(flags, e.what());
   } catch (const std::exception &e) {
@@ -409,7 +400,7 @@ int runBucket(int argc, char **argv) {
   row("one bucket", s);
   std::printf("tessel-plan bucket: s = %.4g B of gradients, o = %.4g us, w = %.4g GB/s%s\n"
               "  best bucket b = sqrt(s o w) = %.4g MB (n_b = sqrt(s / (o w)) = %.2f)\n\n%s",
-              s, o * 1e6, w / kGB, fit.empty() ? "" : (" (fitted from " + fit + ")").c_str(),
+              s, o * 1e6, w / kGB, cost.source().c_str(),
               static_cast<double>(best) / 1e6, std::sqrt(s / std::max(o * w, 1e-30)),
               tessel::bench::formatTable(rows, {fieldColumn("bucket", "bucket", 0, true),
                                                 fieldColumn("MB", "bucket_MB", 1),
@@ -427,15 +418,90 @@ int runBucket(int argc, char **argv) {
   return 0;
 }
 
+int runComm(int argc, char **argv) {
+  ShapeFlags shape;
+  CostFlags cost;
+  std::string json;
+  std::vector<std::string> shardings = {"ddp", "zero1", "zero3"};
+  int64_t gradBytes = 4, gatherBytes = 2;
+  double bucketMb = 25;
+  FlagParser flags(
+      "tessel-plan comm",
+      "The collectives of one data-parallel training step and their time, from an all-reduce\n"
+      "cost t = o + bytes / w (all-gather and reduce-scatter: o + bytes / (2 w), half a ring\n"
+      "all-reduce); Communication.h gives the sums. The time the collectives take, not how\n"
+      "much of it the backward hides.\n\n"
+      "examples:\n"
+      "  tessel-plan comm --model xl --fit bench/results/.../allreduce-nccl.json\n"
+      "  tessel-plan comm --model 2.7B --sharding zero3 --grad-bytes 2 --overhead-us 50 "
+      "--bandwidth-gbs 300");
+  shape.addTo(flags);
+  flags.addList("sharding", "LIST", "ddp | zero1 | zero3 (fsdp)", shardings);
+  flags.add("grad-bytes", "B", "bytes per gradient as communicated (f32 4, bf16 2)", gradBytes);
+  flags.add("gather-bytes", "B", "ZeRO-3: bytes per gathered parameter (bf16 2, f32 4)", gatherBytes);
+  flags.add("bucket-mb", "MB", "DDP and ZeRO-1 gradient bucket cap", bucketMb);
+  cost.addTo(flags);
+  flags.add("json", "FILE", "write the rows as JSON (- for stdout)", json);
+  if (auto exit = flags.parseOrExit(argc, argv))
+    return *exit;
+  std::vector<Record> rows;
+  AllReduceCostModel model;
+  try {
+    model = cost.model();
+    if (gradBytes <= 0 || gatherBytes <= 0 || !(bucketMb > 0))
+      throw std::invalid_argument("byte sizes and the bucket cap must be positive");
+    ModelShape m = shape.shape();
+    double gradients = static_cast<double>(m.parameters()) * static_cast<double>(gradBytes);
+    for (const std::string &name : shardings) {
+      CommunicationSetup c;
+      c.model = m;
+      c.sharding = parseSharding(name);
+      c.gradientBytes = static_cast<int>(gradBytes);
+      c.gatherBytes = static_cast<int>(gatherBytes);
+      c.buckets = static_cast<int>(std::ceil(gradients / (bucketMb * 1e6)));
+      CommunicationPlan p = planCommunication(c, model);
+      Record r;
+      r.set("sharding", toString(c.sharding));
+      r.set("collectives", static_cast<int64_t>(p.collectives));
+      r.set("all_reduce_GB", p.allReduceBytes / kGB);
+      r.set("all_gather_GB", p.allGatherBytes / kGB);
+      r.set("reduce_scatter_GB", p.reduceScatterBytes / kGB);
+      r.set("comm_ms", p.seconds * 1e3);
+      r.set("formula", p.formula);
+      rows.push_back(r);
+    }
+  } catch (const std::invalid_argument &e) {
+    return usageError(flags, e.what());
+  }
+  std::printf("tessel-plan comm: %s, o = %.4g us, w = %.4g GB/s%s\n\n%s", shape.model.c_str(),
+              model.overheadSeconds * 1e6, model.bytesPerSecond / kGB, cost.source().c_str(),
+              tessel::bench::formatTable(rows, {fieldColumn("sharding", "sharding", 0, true),
+                                                fieldColumn("collectives", "collectives", 0),
+                                                fieldColumn("all-reduce GB", "all_reduce_GB", 2),
+                                                fieldColumn("all-gather GB", "all_gather_GB", 2),
+                                                fieldColumn("reduce-scatter GB", "reduce_scatter_GB", 2),
+                                                fieldColumn("time ms", "comm_ms", 2),
+                                                fieldColumn("formula", "formula", 0, true)})
+                  .c_str());
+  Record meta;
+  meta.set("tool", "tessel-plan comm");
+  meta.set("version", tessel::bench::versionString());
+  meta.set("overhead_s", model.overheadSeconds);
+  meta.set("bytes_per_second", model.bytesPerSecond);
+  writeOutputs(json, meta, rows);
+  return 0;
+}
+
 void printUsage(std::FILE *out) {
   std::fprintf(out,
-               "usage: tessel-plan <memory|mesh|bucket> [flags]\n\n"
+               "usage: tessel-plan <memory|mesh|bucket|comm> [flags]\n\n"
                "Accounting for training a model on a mesh of devices.\n"
                "`tessel-plan <subcommand> --help` lists a subcommand's flags.\n\n"
                "subcommands:\n"
                "  memory  bytes per device by category and strategy, the step's peak, devices needed\n"
                "  mesh    when an FSDP x tensor-parallel mesh is compute-bound\n"
-               "  bucket  DDP's exposed communication and the best gradient bucket\n");
+               "  bucket  DDP's exposed communication and the best gradient bucket\n"
+               "  comm    a step's collectives and their time for DDP, ZeRO-1 and ZeRO-3\n");
 }
 
 } // namespace
@@ -462,6 +528,8 @@ int main(int argc, char **argv) {
       return runMesh(argc - 1, argv + 1);
     if (first == "bucket")
       return runBucket(argc - 1, argv + 1);
+    if (first == "comm")
+      return runComm(argc - 1, argv + 1);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "tessel-plan %s: error: %s\n", first.c_str(), e.what());
     return 1;
