@@ -51,6 +51,7 @@
 #include "bench/tools/Report.h"
 #include "bench/tools/StepProfile.h"
 #include "bench/tools/Subcommand.h"
+#include "tools/tessel-plan/Communication.h"
 #include "tools/tessel-plan/Memory.h"
 
 #include <torch/torch.h>
@@ -77,7 +78,7 @@ struct CommonOptions {
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
   int64_t timeoutSeconds = 600;
   double lr = 1e-4;
-  std::string json, markdownFile, profile, saveCheckpoint;
+  std::string json, markdownFile, profile, saveCheckpoint, planAllReduce;
   bool markdown = false;
   bool syncPhases = false;
   bool ncclHighPriority = false;
@@ -119,6 +120,11 @@ struct CommonOptions {
                     activationCheckpointing);
     flags.addSwitch("plan", "add tessel-plan's predicted peak per rank beside the measured one",
                     plan);
+    flags.add("plan-allreduce", "FILE",
+              "with --plan: also predict the step's communication time from this all-reduce "
+              "benchmark (`tessel-bench allreduce --json`, same GPUs and world size); with "
+              "--profile, beside NCCL's measured kernel time",
+              planAllReduce);
     flags.addSwitch("nccl-high-priority",
                     "run NCCL's collectives on a high-priority CUDA stream, so their kernels "
                     "get SMs ahead of the backward's kernels",
@@ -411,6 +417,15 @@ void storeSummary(Record &r, const std::string &key, const std::vector<double> &
   r.set(key + "_median", s.median);
 }
 
+/// NCCL's kernel time per step of a profile (its collectives, overlapped or not).
+double ncclKernelMsPerStep(const tessel::bench::StepProfile &profile) {
+  double nccl = 0;
+  for (const tessel::bench::KernelTime &k : profile.kernels)
+    if (k.source == "NCCL")
+      nccl += k.ms;
+  return nccl / static_cast<double>(std::max<int64_t>(1, profile.steps));
+}
+
 /// tessel-plan's sharding for a strategy: DDP keeps everything, the ZeRO-1 variants (and
 /// DDP + broadcast) shard the optimizer state, FSDP everything.
 tessel::plan::Sharding planSharding(const std::string &strategy) {
@@ -437,6 +452,22 @@ void addPlan(Record &r, const CommonOptions &o, int world, const TrainSetup &set
   r.set("plan_peak_GiB", p.stepPeak / kGiB);
   if (m.peakBeforeStepGiB > 0)
     r.set("plan_error_pct", 100.0 * (p.stepPeak / kGiB / m.peakBeforeStepGiB - 1));
+  if (o.planAllReduce.empty() || world < 2)
+    return;
+  tessel::plan::CommunicationSetup c;
+  c.model = s.model;
+  c.sharding = planSharding(setup.strategy);
+  bool bf16Gradients = setup.label.find("bf16grad") != std::string::npos;
+  c.gradientBytes = bf16Gradients ? 2 : 4;
+  c.gatherBytes = setup.bf16 ? 2 : 4;
+  c.workingCopies = setup.options.workingCopies;
+  c.buckets = std::max(1, m.buckets);
+  tessel::plan::CommunicationPlan comm =
+      tessel::plan::planCommunication(c, tessel::plan::fitAllReduceJson(o.planAllReduce));
+  r.set("plan_comm_ms", comm.seconds * 1e3);
+  r.set("plan_comm_formula", comm.formula);
+  if (m.profile)
+    r.set("plan_comm_error_pct", 100.0 * (comm.seconds * 1e3 / ncclKernelMsPerStep(*m.profile) - 1));
 }
 
 /// What a row ran: the setup, the model and the group.
@@ -479,13 +510,11 @@ Record toRecord(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
   r.set("param_checksum", m.paramChecksum);
   if (m.profile) {
     // Per step. NCCL's kernels run beside the others; the rest is the compute stream's work.
-    double steps = static_cast<double>(std::max<int64_t>(1, m.profile->steps)), nccl = 0;
-    for (const tessel::bench::KernelTime &k : m.profile->kernels)
-      if (k.source == "NCCL")
-        nccl += k.ms;
+    double steps = static_cast<double>(std::max<int64_t>(1, m.profile->steps));
+    double nccl = ncclKernelMsPerStep(*m.profile);
     r.set("profile_wall_ms", m.profile->wallMs / steps);
-    r.set("profile_compute_kernel_ms", (m.profile->kernelMs() - nccl) / steps);
-    r.set("profile_nccl_kernel_ms", nccl / steps);
+    r.set("profile_compute_kernel_ms", m.profile->kernelMs() / steps - nccl);
+    r.set("profile_nccl_kernel_ms", nccl);
     if (pg->rank() == 0)
       tessel::bench::appendProfileMarkdown(*m.profile,
                                            setup.label + (setup.bf16 ? " bf16" : " fp32") +
@@ -692,6 +721,8 @@ int runDdp(int argc, char **argv) {
                        fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2),
                        fieldColumn("fwd+bwd peak GiB", "peak_before_step_GiB", 2),
                        fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
+                       fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
+                       fieldColumn("plan comm ms", "plan_comm_ms", 1),
                        fieldColumn("status", "status", 0, true)});
 }
 
@@ -754,8 +785,12 @@ int runShard(int argc, char **argv) {
                        fieldColumn("params GiB", "params_GiB", 2), fieldColumn("grads GiB", "grads_GiB", 2),
                        fieldColumn("optim state GiB", "optimizer_state_GiB", 2),
                        fieldColumn("gathered", "peak_gathered_units", 0),
+                       fieldColumn("wait %", "comm_wait_pct", 1),
                        fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
                        fieldColumn("plan err %", "plan_error_pct", 1),
+                       fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
+                       fieldColumn("plan comm ms", "plan_comm_ms", 1),
+                       fieldColumn("comm err %", "plan_comm_error_pct", 1),
                        fieldColumn("status", "status", 0, true)});
 }
 
