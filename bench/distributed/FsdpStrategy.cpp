@@ -5,8 +5,8 @@
 // bf16 from the f32 master shards (FSDP2's MixedPrecisionPolicy(param_dtype=bf16)), with
 // gradients reduce-scattered in f32. "fsdp-bf16grad" reduce-scatters them in bf16 (half the
 // bytes; reduce_dtype=bf16). The model is built on the meta device and initialised unit by
-// unit in host memory, and only the shards reach the device, so a model larger than one GPU
-// (or one host's memory) can train on several.
+// unit on the group's device, and only the shards stay, so a model larger than one GPU (or
+// one host's memory) can train on several.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/distributed/FullySharded.h"
@@ -29,8 +29,10 @@ public:
     FullyShardedOptions fo;
     fo.paramDtype = options.bf16 ? torch::kBFloat16 : torch::kFloat;
     fo.reduceDtype = bf16Gradients ? torch::kBFloat16 : torch::kFloat;
-    if (lm->parameters().front().is_meta()) // initialised in host memory, one unit at a time
-      fo.materialize = [lm](torch::nn::Module &unit) mutable { lm->materialize(unit, torch::kCPU); };
+    // Initialised one unit at a time on the group's device: with NCCL the GPU's generator,
+    // in the order DDP's model draws on the GPU (the same weights, and fast enough for 10B).
+    if (lm->parameters().front().is_meta())
+      fo.materialize = [lm, device](torch::nn::Module &unit) mutable { lm->materialize(unit, device); };
     fsdp_ = std::make_unique<FullySharded>(units, pg, tesselAdamW(options.adamw), fo);
     for (torch::Tensor &buffer : lm->buffers()) // the RoPE tables: small, whole on each rank
       buffer.set_data(buffer.to(device));
