@@ -33,6 +33,7 @@ foreach on CUDA); tessel-bench uses the fused one on CUDA, so run with
 """
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -240,9 +241,11 @@ def table(records):
     for r in records:
         cells = []
         for _, key in cols:
-            if key is None:
+            if r["status"] != "ok" and key not in ("variant", "precision", "adamw"):
+                cells.append(r["status"] if key is None else "-")
+            elif key is None:
                 cells.append(f"{r['step_ms_mean']:.2f} ± {r['step_ms_std']:.2f}")
-            elif isinstance(r[key], float):
+            elif isinstance(r.get(key), float):
                 cells.append(f"{r[key]:.2f}")
             else:
                 cells.append(str(r[key]))
@@ -302,9 +305,22 @@ def main(argv=None):
                 p.error(f"unknown variant {variant!r} (expected ddp, zero, fsdp or fsdp-bf16grad)")
             if variant == "fsdp-bf16grad" and precision != "bf16":
                 continue  # as tessel-bench shard: bf16 gradients with bf16 training only
-            rec = train(args, cfg, device, precision, variant)
+            try:
+                rec = train(args, cfg, device, precision, variant)
+            except torch.OutOfMemoryError:
+                # A row, and the sweep goes on (as tessel-bench's): the ranks run the same
+                # shapes, so they run out together.
+                rec = dict(variant="pytorch-" + variant, model=args.model, precision=precision,
+                           context=args.context_length, global_batch=args.batch_size,
+                           world_size=dist.get_world_size(), backend=dist.get_backend(),
+                           adamw=args.adamw, status="OOM")
+            if rec["status"] != "ok":  # the failed step's tensors went with the exception
+                gc.collect()
+                torch.cuda.empty_cache()
             records.append(rec)
-            if dist.get_rank() == 0:
+            if dist.get_rank() == 0 and rec["status"] != "ok":
+                print(f"{rec['variant']} {precision}: {rec['status']}", file=sys.stderr)
+            elif dist.get_rank() == 0:
                 print(f"{rec['variant']} {precision}: {rec['step_ms_mean']:.2f} ± {rec['step_ms_std']:.2f} ms,"
                       f" peak {rec['peak_GiB']:.2f} GiB", file=sys.stderr)
     allreduce_records = allreduce(args, device) if args.allreduce_sizes else []
