@@ -73,6 +73,15 @@ LogicalResult ExpandDimsOp::verify() {
   return success();
 }
 
+LogicalResult AtomicRMWOp::verify() {
+  if (getKind() != "add")
+    return emitOpError("kind '") << getKind() << "' is not supported (expected \"add\")";
+  Type element = getElementTypeOrSelf(getValue().getType());
+  if (!element.isF32() && !element.isInteger(32))
+    return emitOpError("add takes f32 or i32 elements, got ") << element;
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   auto src = getSrc().getType();
   int64_t axis = getAxis();

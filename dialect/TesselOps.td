@@ -176,6 +176,29 @@ def Tessel_StoreOp : Tessel_Op<"store", [
   let assemblyFormat = "$ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr)";
 }
 
+def Tessel_AtomicRMWOp : Tessel_Op<"atomic_rmw", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"value matches the pointee type", "ptr", "value",
+                   "::mlir::tessel::getPointeeType($_self)">,
+    TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
+                   "::mlir::tessel::getI1SameShape($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Atomically combine a tile into global memory, element by element";
+  let description = [{
+    Each element whose mask is true is combined into its address atomically (`add`:
+    `*p += x`), once, however many threads hold it. The old values are not returned:
+    this is an accumulation (`red` in PTX). `add` takes f32 and i32.
+
+    ```mlir
+    tessel.atomic_rmw "add" %p, %x, %mask : tensor<64x128x!tessel.ptr<f32>>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Tessel_PtrLike:$ptr, Tessel_ValueLike:$value,
+                       Optional<Tessel_BoolLike>:$mask);
+  let assemblyFormat = "$kind $ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

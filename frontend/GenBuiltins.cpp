@@ -45,7 +45,7 @@ const Builtin kBuiltins[] = {
     {"min", &Generator::genReduce},           {"cdiv", &Generator::genCdiv},
     {"static_assert", &Generator::genStaticAssert},
     {"dot", &Generator::genDot},              {"trans", &Generator::genTrans},
-    {"range", &Generator::genRangeOutsideFor},
+    {"range", &Generator::genRangeOutsideFor}, {"atomic_add", &Generator::genStore},
 };
 
 } // namespace
@@ -209,6 +209,10 @@ GenValue Generator::genStore(BuiltinCall &call) {
   Type pointee = mlir::cast<tsl::PtrType>(elemOf(p.getType())).getPointeeType();
   if (value.isRuntime() && isPtrElem(elemOf(value.type())))
     return error(call.argRange(1), "cannot store pointers, got " + describe(value));
+  // atomic_add: store's operands, combined into memory instead of written over it.
+  bool atomic = call.name == "atomic_add";
+  if (atomic && !pointee.isF32() && !pointee.isInteger(32))
+    return error(call.argRange(0), "atomic_add() adds into f32 or i32 memory, got " + describe(ptr));
   Value v = toElemType(value, pointee, call.argRange(1));
   if (!v)
     return GenValue::poison();
@@ -218,7 +222,10 @@ GenValue Generator::genStore(BuiltinCall &call) {
   Value values[3] = {p, v, m};
   if (!broadcastTogether(values, call.expr.range))
     return GenValue::poison();
-  tsl::StoreOp::create(b, call.loc, values[0], values[1], values[2]);
+  if (atomic)
+    tsl::AtomicRMWOp::create(b, call.loc, b.getStringAttr("add"), values[0], values[1], values[2]);
+  else
+    tsl::StoreOp::create(b, call.loc, values[0], values[1], values[2]);
   return GenValue::ofConst(ConstValue::none());
 }
 

@@ -207,9 +207,9 @@ struct TesselAssignLayoutsPass
       } else if (auto copy = dyn_cast<AsyncCopyOp>(op)) {
         if (copy.getMask())
           groups.unite(copy.getPtr(), copy.getMask());
-      } else if (auto store = dyn_cast<StoreOp>(op)) {
+      } else if (isa<StoreOp, AtomicRMWOp>(op)) {
         for (Value v : op->getOperands())
-          groups.unite(store.getPtr(), v);
+          groups.unite(op->getOperand(0), v); // the pointers
       } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
         for (auto [init, arg, result] :
              llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults())) {

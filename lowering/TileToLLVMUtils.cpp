@@ -74,27 +74,30 @@ ThreadIndex mlir::tessel::getThreadIndex(OpBuilder &b, Location loc) {
   return index;
 }
 
+Value mlir::tessel::getThreadIndexAlong(OpBuilder &b, Location loc, const TileLayout &layout,
+                                        unsigned rootDim, const ThreadIndex &thread) {
+  BlockedEncodingAttr root = layout.getRoot();
+  unsigned tpw = root.getThreadsPerWarp()[rootDim], wpc = root.getWarpsPerCTA()[rootDim];
+  Value lane = arith::ShRUIOp::create(
+      b, loc, thread.lane, createI32(b, loc, llvm::Log2_32(layout.getLaneStride(rootDim))));
+  lane = arith::AndIOp::create(b, loc, lane, createI32(b, loc, tpw - 1));
+  Value warp = arith::ShRUIOp::create(
+      b, loc, thread.warp, createI32(b, loc, llvm::Log2_32(layout.getWarpStride(rootDim))));
+  warp = arith::AndIOp::create(b, loc, warp, createI32(b, loc, wpc - 1));
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warp, createI32(b, loc, tpw)),
+                               lane);
+}
+
 SmallVector<SmallVector<Value>> mlir::tessel::getCoordinates(OpBuilder &b, Location loc,
                                                              const TileLayout &layout,
                                                              const ThreadIndex &thread) {
-  BlockedEncodingAttr root = layout.getRoot();
   unsigned rank = layout.getRank();
   // The thread's own offset along each dimension.
   SmallVector<Value> threadOffset(rank);
-  for (unsigned d = 0; d < rank; ++d) {
-    unsigned r = layout.getRootDim(d);
-    unsigned tpw = root.getThreadsPerWarp()[r], wpc = root.getWarpsPerCTA()[r];
-    Value lane = arith::ShRUIOp::create(b, loc, thread.lane,
-                                        createI32(b, loc, llvm::Log2_32(layout.getLaneStride(r))));
-    lane = arith::AndIOp::create(b, loc, lane, createI32(b, loc, tpw - 1));
-    Value warp = arith::ShRUIOp::create(b, loc, thread.warp,
-                                        createI32(b, loc, llvm::Log2_32(layout.getWarpStride(r))));
-    warp = arith::AndIOp::create(b, loc, warp, createI32(b, loc, wpc - 1));
-    Value index = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, warp, createI32(b, loc, tpw)), lane);
-    threadOffset[d] =
-        arith::MulIOp::create(b, loc, index, createI32(b, loc, layout.getThreadStride(d)));
-  }
+  for (unsigned d = 0; d < rank; ++d)
+    threadOffset[d] = arith::MulIOp::create(
+        b, loc, getThreadIndexAlong(b, loc, layout, layout.getRootDim(d), thread),
+        createI32(b, loc, layout.getThreadStride(d)));
   SmallVector<SmallVector<Value>> coords;
   for (unsigned reg = 0, e = layout.getNumRegisters(); reg < e; ++reg) {
     SmallVector<unsigned> index = layout.getRegisterIndex(reg);

@@ -35,6 +35,10 @@ struct ThreadIndex {
 };
 ThreadIndex getThreadIndex(OpBuilder &b, Location loc);
 
+/// This thread's index among the threads along root dimension `rootDim` of `layout`:
+/// warp_r * threadsPerWarp_r + lane_r.
+Value getThreadIndexAlong(OpBuilder &b, Location loc, const TileLayout &layout, unsigned rootDim,
+                          const ThreadIndex &thread);
 /// Coordinates (i32, one per dimension) of every register of `layout` in this thread.
 SmallVector<SmallVector<Value>> getCoordinates(OpBuilder &b, Location loc,
                                                const TileLayout &layout,
@@ -84,6 +88,7 @@ void populateElementwiseToLLVMPatterns(const TypeConverter &converter,
 void populateMemoryToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns,
                                   const AxisInfoAnalysis &axisInfo);
 void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateAtomicToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateDotToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTransToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTmaToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);

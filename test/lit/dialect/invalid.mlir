@@ -148,3 +148,19 @@ func.func @tma_interleaved_batch(%map: !llvm.ptr, %b: !tessel.shared<32x128xf32,
   tessel.tma_copy %map[%i, %i, %i] into %b, %bar, %p : !llvm.ptr, !tessel.shared<32x128xf32, interleaved>, !tessel.shared<1x1xi64>
   return
 }
+
+// -----
+
+func.func @atomic_kind(%p: !tessel.ptr<f32>, %x: f32) {
+  // expected-error @+1 {{kind 'max' is not supported (expected "add")}}
+  tessel.atomic_rmw "max" %p, %x : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @atomic_bf16(%p: !tessel.ptr<bf16>, %x: bf16) {
+  // expected-error @+1 {{add takes f32 or i32 elements, got 'bf16'}}
+  tessel.atomic_rmw "add" %p, %x : !tessel.ptr<bf16>
+  return
+}

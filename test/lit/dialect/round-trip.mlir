@@ -36,6 +36,8 @@ func.func @ops(%p: !tessel.ptr<f32>, %n: i32) {
   %c = tessel.convert_layout %y : tensor<64x32xf32, #blocked> -> tensor<64x32xf32>
   // CHECK: tessel.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>
   tessel.store %a, %x, %m : tensor<64x32x!tessel.ptr<f32>, #blocked>
+  // CHECK: tessel.atomic_rmw "add" %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32x!tessel.ptr<f32>, #[[BLOCKED]]>
+  tessel.atomic_rmw "add" %a, %x, %m : tensor<64x32x!tessel.ptr<f32>, #blocked>
   // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.ptr<f32>
   %q = tessel.addptr %p, %n : !tessel.ptr<f32>, i32
   tessel.store %q, %zero : !tessel.ptr<f32>
