@@ -212,7 +212,8 @@ GenValue Generator::genStore(BuiltinCall &call) {
   // atomic_add: store's operands, combined into memory instead of written over it.
   bool atomic = call.name == "atomic_add";
   if (atomic && !pointee.isF32() && !pointee.isInteger(32))
-    return error(call.argRange(0), "atomic_add() adds into f32 or i32 memory, got " + describe(ptr));
+    return error(call.argRange(0),
+                 "atomic_add() adds into f32 or i32 memory, got " + describe(ptr));
   Value v = toElemType(value, pointee, call.argRange(1));
   if (!v)
     return GenValue::poison();

@@ -96,7 +96,8 @@ GenValue Generator::genCall(const Expr &expr) {
     BuiltinCall call{*this, expr, name, curLoc(), {}};
     return (this->*handler)(call);
   }
-  for (const char *planned : {"reshape", "argmax", "argmin", "device_print", "multiple_of", "max_contiguous"})
+  for (const char *planned :
+       {"reshape", "argmax", "argmin", "device_print", "multiple_of", "max_contiguous"})
     if (name == planned)
       return error(callee.range, "'" + name + "' is not supported yet");
   return error(callee.range, "unknown function '" + name + "'");

@@ -32,7 +32,9 @@ public:
     // Initialised one unit at a time on the group's device: with NCCL the GPU's generator,
     // in the order DDP's model draws on the GPU (the same weights, and fast enough for 10B).
     if (lm->parameters().front().is_meta())
-      fo.materialize = [lm, device](torch::nn::Module &unit) mutable { lm->materialize(unit, device); };
+      fo.materialize = [lm, device](torch::nn::Module &unit) mutable {
+        lm->materialize(unit, device);
+      };
     fsdp_ = std::make_unique<FullySharded>(units, pg, tesselAdamW(options.adamw), fo);
     for (torch::Tensor &buffer : lm->buffers()) // the RoPE tables: small, whole on each rank
       buffer.set_data(buffer.to(device));

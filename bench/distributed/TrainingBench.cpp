@@ -467,7 +467,8 @@ void addPlan(Record &r, const CommonOptions &o, int world, const TrainSetup &set
   r.set("plan_comm_ms", comm.seconds * 1e3);
   r.set("plan_comm_formula", comm.formula);
   if (m.profile)
-    r.set("plan_comm_error_pct", 100.0 * (comm.seconds * 1e3 / ncclKernelMsPerStep(*m.profile) - 1));
+    r.set("plan_comm_error_pct",
+          100.0 * (comm.seconds * 1e3 / ncclKernelMsPerStep(*m.profile) - 1));
 }
 
 /// What a row ran: the setup, the model and the group.
