@@ -38,6 +38,8 @@ public:
   bool hasBulkTensorCopies() const { return arch_ == "sm_90" || arch_ == "sm_90a"; }
   /// cvt.rn.tf32.f32 (round to nearest); earlier targets have only cvt.rna.
   bool hasRoundToNearestTf32() const { return hasBulkTensorCopies(); }
+  /// red.global.add.v2/v4.f32 (vector reductions into global memory).
+  bool hasVectorReductions() const { return hasBulkTensorCopies(); }
   /// Shared memory per SM in bytes (0: unknown).
   int64_t sharedBytesPerSM() const;
 

@@ -1,6 +1,7 @@
 //===- lowering/AtomicToLLVM.cpp - tessel.atomic_rmw to PTX red -----------===//
 //
-// One `red.global.add` per element and register (no old value comes back). A layout may
+// One `red.global.add` per element and register, or per contiguous run of f32 as
+// `red.global.add.v2/.v4` on Hopper (no old value comes back). A layout may
 // give one element to several threads (a tile smaller than the threads that cover it, a
 // slice of a larger layout, a scalar): harmless for a store, wrong for an add. So each
 // element is added by its first holder only: along a dimension that wraps, the thread
@@ -9,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/Layout.h"
+#include "dialect/Target.h"
 #include "lowering/TileToLLVMUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -69,32 +71,51 @@ SmallVector<Value> firstHolders(OpBuilder &b, Location loc, Type type, unsigned 
 }
 
 struct AtomicRMWLowering : OpConversionPattern<AtomicRMWOp> {
-  using OpConversionPattern::OpConversionPattern;
+  AtomicRMWLowering(const TypeConverter &converter, MLIRContext *ctx, const AxisInfoAnalysis &info)
+      : OpConversionPattern(converter, ctx), axisInfo(info) {}
 
   LogicalResult matchAndRewrite(AtomicRMWOp op, OneToNOpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    bool f32 = getElementTypeOrSelf(op.getValue().getType()).isF32();
+    Type element = getElementTypeOrSelf(op.getValue().getType());
+    bool f32 = element.isF32();
     ValueRange ptrs = adaptor.getPtr(), values = adaptor.getValue();
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
     SmallVector<Value> holders = firstHolders(rewriter, loc, op.getPtr().getType(), ptrs.size());
-    std::string text = f32 ? "@$0 red.global.add.f32 [ $1 + 0 ], $2;"
-                           : "@$0 red.global.add.s32 [ $1 + 0 ], $2;";
-    std::string constraints = f32 ? "b,l,f" : "b,l,r";
+    // A thread's contiguous, aligned run of f32 goes as one vector reduction where the
+    // target has them (a run's elements share the holder test: tile sizes are powers of
+    // two, so a run never straddles the end of a wrapped dimension).
+    unsigned vector = 1;
+    if (f32 && Target::of(op).hasVectorReductions())
+      vector = std::min(4u, getAccessWidth(axisInfo, op.getPtr(), op.getMask(), element));
+    std::string text = "@$0 red.global.add";
+    if (vector > 1)
+      text += ".v" + std::to_string(vector);
+    text += f32 ? ".f32 [ $1 + 0 ], " : ".s32 [ $1 + 0 ], ";
+    std::string constraints = "b,l";
+    text += vector > 1 ? "{" : "";
+    for (unsigned j = 0; j < vector; ++j) {
+      text += (j ? ", $" : "$") + std::to_string(j + 2);
+      constraints += f32 ? ",f" : ",r";
+    }
+    text += vector > 1 ? "};" : ";";
     Value always = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
-    for (size_t i = 0; i < ptrs.size(); ++i) {
+    for (size_t i = 0; i < ptrs.size(); i += vector) {
       Value predicate = conjoin(rewriter, loc, masks.empty() ? Value() : masks[i], holders[i]);
-      createInlinePtx(rewriter, loc, Type(), {predicate ? predicate : always, ptrs[i], values[i]},
-                      text, constraints);
+      SmallVector<Value> operands = {predicate ? predicate : always, ptrs[i]};
+      llvm::append_range(operands, values.slice(i, vector));
+      createInlinePtx(rewriter, loc, Type(), operands, text, constraints);
     }
     rewriter.eraseOp(op);
     return success();
   }
+  const AxisInfoAnalysis &axisInfo;
 };
 
 } // namespace
 
 void mlir::tessel::populateAtomicToLLVMPatterns(const TypeConverter &converter,
-                                                RewritePatternSet &patterns) {
-  patterns.add<AtomicRMWLowering>(converter, patterns.getContext());
+                                                RewritePatternSet &patterns,
+                                                const AxisInfoAnalysis &axisInfo) {
+  patterns.add<AtomicRMWLowering>(converter, patterns.getContext(), axisInfo);
 }

@@ -73,7 +73,7 @@ struct ConvertTesselToLLVMPass : public tessel::impl::ConvertTesselToLLVMBase<Co
     populateElementwiseToLLVMPatterns(converter, patterns);
     populateMemoryToLLVMPatterns(converter, patterns, axisInfo);
     populateReduceToLLVMPatterns(converter, patterns);
-    populateAtomicToLLVMPatterns(converter, patterns);
+    populateAtomicToLLVMPatterns(converter, patterns, axisInfo);
     populateConvertLayoutToLLVMPatterns(converter, patterns);
     populateDotToLLVMPatterns(converter, patterns);
     populateTransToLLVMPatterns(converter, patterns);

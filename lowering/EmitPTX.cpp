@@ -68,9 +68,11 @@ FailureOr<std::string> mlir::tessel::emitPTX(ModuleOp module, const PTXOptions &
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return module.emitError("NVPTX target unavailable: ") << error;
-  // sm_90a needs PTX 8.0; the CUDA 12+/13 drivers we target accept it everywhere.
+  // sm_90a needs PTX 8.0, Hopper's vector reductions (red.global.add.v4.f32) 8.1; the
+  // CUDA 12.1+/13 drivers we target accept both.
+  const char *ptxVersion = StringRef(options.arch).starts_with("sm_90") ? "+ptx81" : "+ptx80";
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, options.arch, "+ptx80", llvm::TargetOptions(), std::nullopt, std::nullopt,
+      triple, options.arch, ptxVersion, llvm::TargetOptions(), std::nullopt, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return module.emitError("cannot create an NVPTX target machine for ") << options.arch;

@@ -176,20 +176,6 @@ void emitStore(OpBuilder &b, Location loc, Value ptr, Value mask, ValueRange val
   createInlinePtx(b, loc, Type(), operands, asmText, constraints);
 }
 
-/// Elements per access for a tile access (1 for scalars).
-unsigned accessWidth(const AxisInfoAnalysis &axisInfo, Value ptr, Value mask, Type elementType) {
-  auto tile = dyn_cast<RankedTensorType>(ptr.getType());
-  if (!tile)
-    return 1;
-  TileLayout layout = *TileLayout::get(tile);
-  unsigned fast = layout.getOrder().front();
-  unsigned run = std::min<int64_t>(
-      {layout.getRoot().getSizePerThread()[layout.getRootDim(fast)],
-       layout.getRegistersAlong(fast), layout.getDimSize(fast)});
-  return getAccessVectorWidth(axisInfo, ptr, mask, fast, run,
-                              elementType.getIntOrFloatBitWidth() / 8);
-}
-
 LogicalResult checkElementType(Operation *op, Type elementType) {
   if (elementType.getIntOrFloatBitWidth() < 8)
     return op->emitError("memory access of ")
@@ -206,7 +192,7 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
     Type elementType = getElementTypeOrSelf(op.getType());
     if (failed(checkElementType(op, elementType)))
       return failure();
-    unsigned vector = accessWidth(axisInfo, op.getPtr(), op.getMask(), elementType);
+    unsigned vector = getAccessWidth(axisInfo, op.getPtr(), op.getMask(), elementType);
     ValueRange ptrs = adaptor.getPtr();
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
     ValueRange others = op.getOther() ? adaptor.getOther() : ValueRange();
@@ -330,7 +316,7 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     Type elementType = getElementTypeOrSelf(op.getValue().getType());
     if (failed(checkElementType(op, elementType)))
       return failure();
-    unsigned vector = accessWidth(axisInfo, op.getPtr(), op.getMask(), elementType);
+    unsigned vector = getAccessWidth(axisInfo, op.getPtr(), op.getMask(), elementType);
     ValueRange ptrs = adaptor.getPtr();
     ValueRange values = adaptor.getValue();
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
@@ -363,7 +349,7 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
       return rewriter.notifyMatchFailure(op, "tile has no layout");
     // Shared rows are contiguous: only runs along the last dimension stay vectors.
     unsigned vector = layout->getOrder().front() == 1
-                          ? accessWidth(axisInfo, op.getPtr(), op.getMask(), elementType)
+                          ? getAccessWidth(axisInfo, op.getPtr(), op.getMask(), elementType)
                           : 1;
     unsigned runBytes = vector * elementBytes;
     ThreadIndex thread = getThreadIndex(rewriter, loc);
@@ -486,6 +472,20 @@ struct LocalIndexLowering : OpConversionPattern<LocalIndexOp> {
   }
 };
 } // namespace
+
+unsigned mlir::tessel::getAccessWidth(const AxisInfoAnalysis &axisInfo, Value ptr, Value mask,
+                                      Type elementType) {
+  auto tile = dyn_cast<RankedTensorType>(ptr.getType());
+  if (!tile)
+    return 1;
+  TileLayout layout = *TileLayout::get(tile);
+  unsigned fast = layout.getOrder().front();
+  unsigned run = std::min<int64_t>(
+      {layout.getRoot().getSizePerThread()[layout.getRootDim(fast)],
+       layout.getRegistersAlong(fast), layout.getDimSize(fast)});
+  return getAccessVectorWidth(axisInfo, ptr, mask, fast, run,
+                              elementType.getIntOrFloatBitWidth() / 8);
+}
 
 void mlir::tessel::populateMemoryToLLVMPatterns(const TypeConverter &converter,
                                                 RewritePatternSet &patterns,

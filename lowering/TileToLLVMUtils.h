@@ -88,7 +88,11 @@ void populateElementwiseToLLVMPatterns(const TypeConverter &converter,
 void populateMemoryToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns,
                                   const AxisInfoAnalysis &axisInfo);
 void populateReduceToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
-void populateAtomicToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateAtomicToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns,
+                                  const AxisInfoAnalysis &axisInfo);
+/// Elements per global access of a tile through `ptr` (1 for scalars): the thread's run
+/// along the fastest dimension that the pointers' contiguity, alignment and the mask allow.
+unsigned getAccessWidth(const AxisInfoAnalysis &axisInfo, Value ptr, Value mask, Type elementType);
 void populateDotToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTransToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateTmaToLLVMPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
