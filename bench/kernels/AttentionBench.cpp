@@ -56,7 +56,6 @@ struct Options {
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
   bool exactF32 = false;
-  std::string backward = "auto";
   /// The realistic study's shapes ("BxHxLxD", ":full" for non-causal) and implementations;
   /// empty: the study's own.
   std::vector<std::string> shapes, impls;
@@ -456,7 +455,6 @@ Record metaRecord(const Options &o, const DeviceInfo &device) {
   meta.set("samples", o.samples);
   meta.set("package_suffix", o.suffix);
   meta.set("exact_f32", int64_t(o.exactF32));
-  meta.set("backward", o.backward);
   meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal), bwd 2.5x fwd");
   return meta;
 }
@@ -536,10 +534,6 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
             "or auto (_sm90a on an H100 where built; default)",
             o.suffix);
   flags.addSwitch("exact-f32", "Tessel's f32 with exact f32 products (default: tf32)", o.exactF32);
-  flags.add("backward", "MODE",
-            "Tessel's backward: auto | atomic (dQ summed with atomics in the dK/dV pass) | "
-            "two-pass (dQ in its own pass, deterministic)",
-            o.backward);
   flags.add("json", "FILE", "write the results as JSON (--plot alone: FILE.json beside it)",
             o.json);
   flags.add("csv", "FILE", "write the results as CSV", o.csv);
@@ -597,7 +591,6 @@ int runAttention(int argc, char **argv) {
   fa.packageDir = o.packages;
   fa.suffix = o.suffix;
   fa.exactF32 = o.exactF32;
-  fa.backward = o.backward;
   Record meta = metaRecord(o, driver.deviceInfo(0));
   meta.set("package_bf16", ops::flashAttentionPackage(torch::kBFloat16, true, 0));
   meta.set("package_f32", ops::flashAttentionPackage(torch::kFloat32, true, 0));

@@ -36,9 +36,9 @@ std::string describe(const torch::Tensor &t) {
   return out.str();
 }
 
-/// The kernels of one package (dtype, causal).
+/// The four kernels of one package (dtype, causal).
 struct Kernels {
-  TunedKernel fwd, preprocess, dkdv, dq, dqConvert;
+  TunedKernel fwd, preprocess, dkdv, dq;
 };
 
 std::string packageDir() {
@@ -50,7 +50,7 @@ std::string packageDir() {
   return dir;
 }
 
-/// The kernels of the package for (dtype, causal) on `device` (a CUDA ordinal).
+/// The four kernels of the package for (dtype, causal) on `device` (a CUDA ordinal).
 const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device) {
   static std::mutex mutex;
   static std::map<std::string, Kernels> loaded;
@@ -69,14 +69,10 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device) {
                   : options.prune.empty()      ? options.forwardPrune
                                                : "(" + options.prune + ") or (" +
                                                      options.forwardPrune + ")";
-  // The atomic backward adds into dq_acc: the tuner restores it between timing runs.
-  TuneOptions dkdvTuning = tuning;
-  dkdvTuning.restore = {"dq_acc"};
   Kernels k{TunedKernel::load(package, "attention_fwd", forward),
             TunedKernel::load(package, "attention_bwd_preprocess"),
-            TunedKernel::load(package, "attention_bwd_dkdv", dkdvTuning),
-            TunedKernel::load(package, "attention_bwd_dq", tuning),
-            TunedKernel::load(package, "attention_bwd_dq_convert")};
+            TunedKernel::load(package, "attention_bwd_dkdv", tuning),
+            TunedKernel::load(package, "attention_bwd_dq", tuning)};
   return loaded.emplace(key, std::move(k)).first->second;
 }
 
@@ -227,16 +223,6 @@ std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tens
   return {out, lse};
 }
 
-/// Whether the backward sums dQ with atomics (FlashAttentionOptions::backward).
-bool atomicBackward(int64_t headDim) {
-  const std::string &mode = flashAttentionOptions().backward;
-  if (mode == "atomic" || mode == "two-pass")
-    return mode == "atomic";
-  if (mode != "auto")
-    fail("unknown backward '" + mode + "' (expected auto, atomic or two-pass)");
-  return !at::globalContext().deterministicAlgorithms() && headDim <= 64;
-}
-
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
 flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
                        const torch::Tensor &kIn, const torch::Tensor &vIn,
@@ -272,24 +258,11 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   append(tail, strides3(k, "k"));
   append(tail, strides3(v, "v"));
   append(tail, strides3(dout, "the output gradient"));
-  bool atomic = atomicBackward(d);
-  // The atomic pass sums dQ in f32 (B, H, seq_q, d), then one pass scales and casts it.
-  torch::Tensor dqSums =
-      atomic ? torch::zeros({batch, heads, seqQ, d}, q.options().dtype(torch::kFloat32))
-             : torch::Tensor();
-  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), atomic ? dqSums.data_ptr() : nullptr,
-                           q.data_ptr(), k.data_ptr(), v.data_ptr(), dout.data_ptr(),
-                           lse.data_ptr(), delta.data_ptr(), int32_t(atomic)};
+  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), q.data_ptr(), k.data_ptr(),
+                           v.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
   append(dkdv, tail);
   kernels.dkdv.launch(
       [&](const Config &c) { return Grid(cdiv(seqK, c["BLOCK_N"]), batch * heads); }, dkdv, stream);
-  if (atomic) {
-    int64_t n = dq.numel();
-    std::vector<Arg> convert = {dq.data_ptr(), dqSums.data_ptr(), n, float(scale)};
-    kernels.dqConvert.launch([&](const Config &c) { return Grid(cdiv(n, c["BLOCK"])); }, convert,
-                             stream);
-    return {dq, dk, dv};
-  }
   std::vector<Arg> dqArgs = {dq.data_ptr(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
                              dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
   append(dqArgs, tail);

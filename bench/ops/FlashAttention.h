@@ -42,11 +42,6 @@ struct FlashAttentionOptions {
   /// Or-ed with `prune` for the forward alone ("not warp_specialize": only its
   /// warp-specialized tiles).
   std::string forwardPrune;
-  /// The backward: "atomic" (one pass over key tiles, dQ summed with f32 atomics),
-  /// "two-pass" (dK/dV, then dQ in its own pass: deterministic), or "auto": two-pass when
-  /// PyTorch's deterministic algorithms are on or the head dim is above 64 (where the
-  /// atomic pass's extra dQ tile spills registers), else atomic.
-  std::string backward = "auto";
 };
 
 /// The process-wide options flashAttention() uses (set before the first call).

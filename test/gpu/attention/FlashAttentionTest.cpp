@@ -198,26 +198,6 @@ TEST_P(FlashAttentionGpu, QueryAndKeyLengthsDiffer) {
                 dt.suffix);
 }
 
-// Both backwards whatever the head dim: dQ summed with atomics in the dK/dV pass (a key
-// tile's programs add into the same rows at once; ragged query and key tiles, a causal
-// diagonal, more queries than keys and the reverse), and dQ in its own pass.
-TEST_P(FlashAttentionGpu, AtomicAndTwoPassBackwards) {
-  SKIP_WITHOUT_GPU();
-  torch::manual_seed(5);
-  auto [dt, d] = GetParam();
-  for (const char *mode : {"atomic", "two-pass"}) {
-    ops::flashAttentionOptions().backward = mode;
-    for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1000, 1000, true},
-                                  {777, 1025, false}, {1025, 777, true}, {4099, 4099, false}})
-      checkCase(2, 2, lq, lk, d, causal, dt.dtype, dt.exact,
-                std::string(dt.name) + " d=" + std::to_string(d) + " " + mode +
-                    " lq=" + std::to_string(lq) + " lk=" + std::to_string(lk) +
-                    (causal ? " causal" : ""),
-                dt.suffix);
-  }
-  ops::flashAttentionOptions().backward = "auto";
-}
-
 // Every pipeline depth of the tiles, not only the one the autotuner picks: the forward,
 // dK/dV and dQ kernels restricted to num_stages == S, then to the two-warpgroup tiles
 // (num_warps == 8: the forward's 128 x 128 among them).
