@@ -31,6 +31,7 @@ KernelInfo describeKernel(const fe::ast::Function &kernel,
       info.constexprParams.push_back(p.name);
   if (kernel.autotune) {
     info.autotuneKey = kernel.autotune->key;
+    info.autotuneRestore = kernel.autotune->restore;
     // Evaluated by the runtime at launch, when the key values are known.
     if (kernel.autotune->prune) {
       info.autotunePrune = fe::exprToString(*kernel.autotune->prune);

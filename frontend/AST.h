@@ -154,6 +154,9 @@ struct Autotune {
   std::vector<AutotuneConfig> configs;
   std::vector<std::string> key;
   ExprPtr prune;
+  /// Pointer params the kernel reads and writes (accumulates into): the autotuner restores
+  /// them before every timing run (Triton's restore_value).
+  std::vector<std::string> restore;
 };
 
 enum class FunctionKind { Kernel, Func };

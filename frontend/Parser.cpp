@@ -449,9 +449,21 @@ bool Parser::parseAutotune(Function &fn, Expr &call) {
       }
     } else if (kw.name == "prune") {
       at->prune = std::move(kw.value);
+    } else if (kw.name == "restore") {
+      if (kw.value->kind != ExprKind::List && kw.value->kind != ExprKind::Tuple)
+        return errorAt(kw.value->range, "restore= must be a list of parameter names");
+      for (ExprPtr &r : kw.value->args) {
+        if (r->kind != ExprKind::String)
+          return errorAt(r->range, "restore= entries are parameter names as strings");
+        const Param *p = fn.param(r->name);
+        if (!p || p->kind != ParamKind::Pointer)
+          return errorAt(r->range, "autotune restore '" + r->name +
+                                       "' is not a pointer parameter of '" + fn.name + "'");
+        at->restore.push_back(r->name);
+      }
     } else {
       return errorAt(kw.nameRange, "unknown @autotune argument '" + kw.name +
-                                       "' (expected configs, key or prune)");
+                                       "' (expected configs, key, prune or restore)");
     }
   }
   if (!sawConfigs)
