@@ -46,6 +46,14 @@ std::vector<Subcommand> subcommands();
 /// The subcommand called `name`, or nullptr.
 const Subcommand *findSubcommand(std::string_view name);
 
+/// The main() of a tool made of subcommands (tessel-bench, tessel-plan): `--help` lists
+/// `commands` under `description`, `--version` prints the version, a missing or unknown
+/// subcommand is a usage error (exit 2), and an exception a subcommand throws is reported
+/// as "TOOL NAME: error: ..." (exit 1). `beforeRun` runs once a subcommand is found.
+int runSubcommands(const char *tool, const char *description,
+                   const std::vector<Subcommand> &commands, int argc, char **argv,
+                   void (*beforeRun)() = nullptr);
+
 } // namespace tessel::bench
 
 #define TESSEL_BENCH_CONCAT_IMPL(a, b) a##b

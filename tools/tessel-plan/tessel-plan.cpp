@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
+#include "bench/tools/Subcommand.h"
 #include "tools/tessel-plan/Bucket.h"
 #include "tools/tessel-plan/Communication.h"
 #include "tools/tessel-plan/Memory.h"
@@ -492,49 +493,15 @@ int runComm(int argc, char **argv) {
   return 0;
 }
 
-void printUsage(std::FILE *out) {
-  std::fprintf(out,
-               "usage: tessel-plan <memory|mesh|bucket|comm> [flags]\n\n"
-               "Accounting for training a model on a mesh of devices.\n"
-               "`tessel-plan <subcommand> --help` lists a subcommand's flags.\n\n"
-               "subcommands:\n"
-               "  memory  bytes per device by category and strategy, the step's peak, devices needed\n"
-               "  mesh    when an FSDP x tensor-parallel mesh is compute-bound\n"
-               "  bucket  DDP's exposed communication and the best gradient bucket\n"
-               "  comm    a step's collectives and their time for DDP, ZeRO-1 and ZeRO-3\n");
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "error: no subcommand given\n\n");
-    printUsage(stderr);
-    return 2;
-  }
-  std::string first = argv[1];
-  if (first == "--help" || first == "-h" || first == "help") {
-    printUsage(stdout);
-    return 0;
-  }
-  if (first == "--version") {
-    std::printf("tessel-plan %s\n", tessel::bench::versionString());
-    return 0;
-  }
-  try {
-    if (first == "memory")
-      return runMemory(argc - 1, argv + 1);
-    if (first == "mesh")
-      return runMesh(argc - 1, argv + 1);
-    if (first == "bucket")
-      return runBucket(argc - 1, argv + 1);
-    if (first == "comm")
-      return runComm(argc - 1, argv + 1);
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "tessel-plan %s: error: %s\n", first.c_str(), e.what());
-    return 1;
-  }
-  std::fprintf(stderr, "error: unknown subcommand '%s'\n\n", first.c_str());
-  printUsage(stderr);
-  return 2;
+  return tessel::bench::runSubcommands(
+      "tessel-plan", "Accounting for training a model on a mesh of devices.",
+      {{"memory", "bytes per device by category and strategy, the step's peak, devices needed",
+        runMemory},
+       {"mesh", "when an FSDP x tensor-parallel mesh is compute-bound", runMesh},
+       {"bucket", "DDP's exposed communication and the best gradient bucket", runBucket},
+       {"comm", "a step's collectives and their time for DDP, ZeRO-1 and ZeRO-3", runComm}},
+      argc, argv);
 }
