@@ -112,6 +112,14 @@ void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
   args.insert(args.end(), more.begin(), more.end());
 }
 
+/// The kernels' window argument: keys left of the diagonal a query sees. A window of
+/// seq_k or more hides nothing (and keeps the kernels' index arithmetic in 32 bits).
+int32_t windowArg(int64_t window, int64_t seqK) {
+  if (window < -1)
+    fail("window must be -1 (none) or at least 0; got " + std::to_string(window));
+  return int32_t(window < 0 ? seqK : std::min(window, seqK));
+}
+
 /// Checks q, k, v and brings them to one dtype (autocast) with contiguous rows.
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> prepare(torch::Tensor q, torch::Tensor k,
                                                                 torch::Tensor v) {
@@ -137,12 +145,15 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> prepare(torch::Tensor q,
          describe(v));
   if (k.sizes() != v.sizes())
     fail("k and v must have one shape; got k " + describe(k) + ", v " + describe(v));
-  if (q.size(0) != k.size(0) || q.size(1) != k.size(1) || q.size(3) != k.size(3))
-    fail("q and k must agree on batch, heads and head_dim; got q " + describe(q) + ", k " +
+  if (q.size(0) != k.size(0) || q.size(3) != k.size(3))
+    fail("q and k must agree on batch and head_dim; got q " + describe(q) + ", k " +
          describe(k));
+  if (k.size(1) == 0 || q.size(1) % k.size(1) != 0)
+    fail("q's heads must be a multiple of k's and v's (grouped-query attention); got q " +
+         describe(q) + ", k " + describe(k));
   int64_t d = q.size(3);
-  if (d != 16 && d != 32 && d != 64 && d != 128 && d != 256)
-    fail("head_dim " + std::to_string(d) + " is not supported (16, 32, 64, 128 or 256)");
+  if (d < 8 || d > 256 || d % 8 != 0)
+    fail("head_dim " + std::to_string(d) + " is not supported (a multiple of 8 from 8 to 256)");
   if (q.size(0) * q.size(1) > 65535)
     fail("batch * heads = " + std::to_string(q.size(0) * q.size(1)) +
          " exceeds the grid's 65535 programs in y");
@@ -153,11 +164,12 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> prepare(torch::Tensor q,
 struct FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext *ctx, const torch::Tensor &q,
                                const torch::Tensor &k, const torch::Tensor &v, bool causal,
-                               double scale) {
-    auto [out, lse] = flashAttentionForward(q, k, v, causal, scale);
+                               double scale, int64_t window) {
+    auto [out, lse] = flashAttentionForward(q, k, v, causal, scale, window);
     ctx->save_for_backward({q, k, v, out, lse});
     ctx->saved_data["causal"] = causal;
     ctx->saved_data["scale"] = scale;
+    ctx->saved_data["window"] = window;
     return out;
   }
 
@@ -166,12 +178,13 @@ struct FlashAttentionFunction : public torch::autograd::Function<FlashAttentionF
     auto saved = ctx->get_saved_variables();
     if (!grads[0].defined()) // the output was not used: no gradient flows
       return {torch::zeros_like(saved[0]), torch::zeros_like(saved[1]),
-              torch::zeros_like(saved[2]), torch::Tensor(), torch::Tensor()};
+              torch::zeros_like(saved[2]), torch::Tensor(), torch::Tensor(), torch::Tensor()};
     auto [dq, dk, dv] =
         flashAttentionBackward(grads[0], saved[0], saved[1], saved[2], saved[3], saved[4],
                                ctx->saved_data["causal"].toBool(),
-                               ctx->saved_data["scale"].toDouble());
-    return {dq, dk, dv, torch::Tensor(), torch::Tensor()};
+                               ctx->saved_data["scale"].toDouble(),
+                               ctx->saved_data["window"].toInt());
+    return {dq, dk, dv, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -201,12 +214,14 @@ std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int devi
 std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &qIn,
                                                                const torch::Tensor &kIn,
                                                                const torch::Tensor &vIn,
-                                                               bool causal, double scale) {
+                                                               bool causal, double scale,
+                                                               int64_t window) {
   auto [q, k, v] = prepare(qIn, kIn, vIn);
 #ifdef TESSEL_HAVE_TORCH_CUDA
   c10::cuda::CUDAGuard guard(q.device());
 #endif
   int64_t batch = q.size(0), heads = q.size(1), seqQ = q.size(2), seqK = k.size(2), d = q.size(3);
+  int64_t kvHeads = k.size(1);
   auto out = torch::empty({batch, heads, seqQ, d}, q.options());
   auto lse = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
   if (out.numel() == 0)
@@ -214,7 +229,8 @@ std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tens
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()));
   std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(), q.data_ptr(), k.data_ptr(),
                            v.data_ptr(), i32(seqQ, "seq_q"), i32(seqK, "seq_k"),
-                           int32_t(heads), int32_t(d), float(scale)};
+                           int32_t(heads), int32_t(kvHeads), int32_t(d),
+                           windowArg(window, seqK), float(scale)};
   append(args, strides3(q, "q"));
   append(args, strides3(k, "k"));
   append(args, strides3(v, "v"));
@@ -227,7 +243,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
 flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
                        const torch::Tensor &kIn, const torch::Tensor &vIn,
                        const torch::Tensor &out, const torch::Tensor &lse, bool causal,
-                       double scale) {
+                       double scale, int64_t window) {
   auto [q, k, v] = prepare(qIn, kIn, vIn);
 #ifdef TESSEL_HAVE_TORCH_CUDA
   c10::cuda::CUDAGuard guard(q.device());
@@ -236,12 +252,19 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
     fail("the output gradient has shape " + describe(doutIn) + ", the output " + describe(out));
   torch::Tensor dout = rowsContiguous(doutIn.to(q.scalar_type()));
   int64_t batch = q.size(0), heads = q.size(1), seqQ = q.size(2), seqK = k.size(2), d = q.size(3);
+  int64_t kvHeads = k.size(1);
   auto dq = torch::empty({batch, heads, seqQ, d}, q.options());
+  // Grouped-query attention: the dK/dV kernel writes one gradient per query head, summed
+  // over each group below (as FlashAttention-2; no atomics, deterministic).
   auto dk = torch::empty({batch, heads, seqK, d}, q.options());
   auto dv = torch::empty({batch, heads, seqK, d}, q.options());
+  auto perKvHead = [&](const torch::Tensor &g) {
+    return kvHeads == heads ? g
+                            : g.view({batch, kvHeads, heads / kvHeads, seqK, d}).sum(2);
+  };
   if (seqQ == 0 || seqK == 0 || batch * heads == 0) {
     dk.zero_(), dv.zero_(), dq.zero_();
-    return {dq, dk, dv};
+    return {dq, perKvHead(dk), perKvHead(dv)};
   }
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()));
   CUstream stream = currentStream();
@@ -252,8 +275,8 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   kernels.preprocess.launch(
       [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, pre, stream);
 
-  std::vector<Arg> tail = {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads), int32_t(d),
-                           float(scale)};
+  std::vector<Arg> tail = {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads),
+                           int32_t(kvHeads), int32_t(d), windowArg(window, seqK), float(scale)};
   append(tail, strides3(q, "q"));
   append(tail, strides3(k, "k"));
   append(tail, strides3(v, "v"));
@@ -269,14 +292,23 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   kernels.dq.launch(
       [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, dqArgs,
       stream);
-  return {dq, dk, dv};
+  return {dq, perKvHead(dk), perKvHead(dv)};
 }
 
 torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
                              const torch::Tensor &v, bool causal, std::optional<double> scale) {
+  AttentionOptions options;
+  options.causal = causal;
+  options.scale = scale;
+  return flashAttention(q, k, v, options);
+}
+
+torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
+                             const torch::Tensor &v, const AttentionOptions &options) {
   if (q.dim() != 4)
     fail("q must be 4-D (batch, heads, seq, head_dim); got " + describe(q));
-  double s = scale ? *scale : 1.0 / std::sqrt(double(q.size(3)));
+  windowArg(options.window, 0); // checked before any work
+  double s = options.scale ? *options.scale : 1.0 / std::sqrt(double(q.size(3)));
   // Autocast's casts happen here, outside the autograd function, so that the gradients
   // flow back through them to the f32 inputs.
   auto [qc, kc, vc] = [&] {
@@ -288,7 +320,7 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
     };
     return std::tuple{cast(q), cast(k), cast(v)};
   }();
-  return FlashAttentionFunction::apply(qc, kc, vc, causal, s);
+  return FlashAttentionFunction::apply(qc, kc, vc, options.causal, s, options.window);
 }
 
 void installFlashAttention() {

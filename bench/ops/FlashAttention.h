@@ -1,12 +1,15 @@
 //===- bench/ops/FlashAttention.h - kernels/flash_attention.tsl as a torch op -*- C++ -*-===//
 //
-// flashAttention(q, k, v, causal, scale) runs Tessel's FlashAttention-2 kernels through
+// flashAttention(q, k, v, options) runs Tessel's FlashAttention-2 kernels through
 // the runtime (autotuned per sequence lengths and head dim) as a LibTorch autograd
 // function. It saves only q, k, v, the output and the per-row log-sum-exp, so its memory is
 // linear in the sequence length; the backward recomputes the probabilities.
 //
-//   q: (batch, heads, seq_q, d), k and v: (batch, heads, seq_k, d); d in 16, 32, 64, 128,
-//   256; bf16, f16 or f32 (through tf32 unless exactF32); any strides (q, k and v may be
+//   q: (batch, heads, seq_q, d), k and v: (batch, kv_heads, seq_k, d) with heads a multiple
+//   of kv_heads (grouped-query attention: query heads [g * heads / kv_heads, ...) share
+//   key/value head g; kv_heads = heads is multi-head attention); d a multiple of 8 from 8 to
+//   256 (between powers of two the next power's tile runs with the head dim masked);
+//   bf16, f16 or f32 (through tf32 unless exactF32); any strides (q, k and v may be
 //   views of a fused projection) with the last dimension contiguous (otherwise copied).
 //   causal: bottom-right aligned when seq_q != seq_k, as FlashAttention-2.
 //   Under autocast, f32 inputs run in the autocast dtype (as scaled_dot_product_attention).
@@ -51,7 +54,23 @@ FlashAttentionOptions &flashAttentionOptions();
 /// flash_attention_<dtype>[_causal]<suffix> (the options' suffix resolved).
 std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device);
 
-/// softmax(q k^T * scale [+ causal mask]) v with autograd. scale defaults to 1/sqrt(d).
+/// What an attention call masks and how it scales.
+struct AttentionOptions {
+  /// Keys after the query's position are hidden (the diagonal aligned bottom-right).
+  bool causal = false;
+  /// Scores are q k^T * scale; default 1/sqrt(d).
+  std::optional<double> scale;
+  /// Sliding window: a query sees only the `window` keys before its position and the key
+  /// at it (FlashAttention's window_size left; Mistral's sliding window with causal). Key
+  /// tiles wholly outside are never loaded, so the cost follows the window. -1: no window.
+  int64_t window = -1;
+};
+
+/// softmax(q k^T * scale [+ masks]) v with autograd.
+torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
+                             const torch::Tensor &v, const AttentionOptions &options);
+
+/// The same with only the causal mask and the scale (default 1/sqrt(d)).
 torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
                              const torch::Tensor &v, bool causal,
                              std::optional<double> scale = std::nullopt);
@@ -61,13 +80,14 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
 std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &q,
                                                                const torch::Tensor &k,
                                                                const torch::Tensor &v,
-                                                               bool causal, double scale);
+                                                               bool causal, double scale,
+                                                               int64_t window = -1);
 
 /// The backward alone: (dq, dk, dv) from the forward's inputs, output and lse.
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
 flashAttentionBackward(const torch::Tensor &dout, const torch::Tensor &q, const torch::Tensor &k,
                        const torch::Tensor &v, const torch::Tensor &out, const torch::Tensor &lse,
-                       bool causal, double scale);
+                       bool causal, double scale, int64_t window = -1);
 
 /// Installs flashAttention (causal, default scale) as the model's TesselOps::attention.
 void installFlashAttention();

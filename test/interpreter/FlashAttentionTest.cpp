@@ -6,7 +6,10 @@
 // fused buffer (as the model's qkv projection is); dO has its own strides. Query and key
 // lengths differ in some cases, causal masks are aligned to the bottom-right corner, and
 // rows that see no key must come out as zeros (lse = +inf). The interpreter reports any
-// access a mask does not cover, so the ragged edges are checked too.
+// access a mask does not cover, so the ragged edges are checked too. Some cases group the
+// query heads over fewer key/value heads (grouped-query attention: the dK/dV kernel writes
+// one gradient per query head, which the op sums), and some pad a head dim that is not a
+// power of two to the next one's tile (PAD_D: the head dim masked).
 //
 //===----------------------------------------------------------------------===//
 #include "test/interpreter/HostTensor.h"
@@ -29,6 +32,9 @@ struct Case {
   int batch, heads, seqQ, seqK, head;
   bool causal;
   int blockM, blockN;
+  int kvHeads = 0; ///< 0: heads (multi-head attention)
+  int tile = 0;    ///< HEAD, the tile's head dim; 0: head
+  int window = -1; ///< sliding window: keys left of the diagonal a query sees; -1: none
 };
 
 /// A (batch, heads, seq, head) view into a buffer: element offsets of its strides.
@@ -61,7 +67,7 @@ Reference attention(const Case &c, double scale, const std::function<double(int,
         double mx = -INFINITY;
         std::vector<double> s(size_t(N), -INFINITY);
         for (int j = 0; j < N; ++j) {
-          if (c.causal && j > i + N - M)
+          if ((c.causal && j > i + N - M) || (c.window >= 0 && j < i + N - M - c.window))
             continue;
           double acc = 0;
           for (int d = 0; d < D; ++d)
@@ -133,35 +139,45 @@ TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
       {2, 3, 37, 37, 16, true, 16, 16}, {1, 2, 29, 45, 32, true, 32, 16},
       {1, 2, 45, 29, 16, true, 16, 32}, {1, 1, 45, 29, 16, false, 32, 16},
       {1, 1, 64, 64, 32, true, 32, 32},
+      {2, 4, 37, 37, 16, true, 16, 16, 2},  {1, 6, 29, 45, 16, false, 16, 32, 1},
+      {1, 2, 37, 37, 24, true, 16, 16, 0, 32}, {2, 4, 29, 45, 40, false, 32, 16, 2, 64},
+      // Sliding windows narrower than a tile, across several, with lengths that differ.
+      {1, 2, 45, 45, 16, true, 16, 16, 0, 0, 7},  {1, 1, 29, 61, 16, false, 16, 16, 0, 0, 20},
+      {2, 2, 70, 70, 32, true, 16, 32, 1, 0, 33}, {1, 2, 61, 29, 16, true, 32, 16, 0, 0, 0},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(dt + (ieee ? " ieee" : "") + " batch " + std::to_string(c.batch) + " heads " +
                  std::to_string(c.heads) + " seq_q " + std::to_string(c.seqQ) + " seq_k " +
                  std::to_string(c.seqK) + " head " + std::to_string(c.head) +
                  (c.causal ? " causal" : "") + " blocks " + std::to_string(c.blockM) + "x" +
-                 std::to_string(c.blockN));
+                 std::to_string(c.blockN) + " kv heads " + std::to_string(c.kvHeads) +
+                 " tile " + std::to_string(c.tile) + " window " + std::to_string(c.window));
+    int tile = c.tile ? c.tile : c.head;
     std::vector<std::string> defines = {
         "T=" + dt,
         std::string("IEEE=") + (ieee ? "True" : "False"),
         std::string("CAUSAL=") + (c.causal ? "True" : "False"),
-        "HEAD=" + std::to_string(c.head),
+        "HEAD=" + std::to_string(tile),
+        std::string("PAD_D=") + (tile != c.head ? "True" : "False"),
         "BLOCK_M=" + std::to_string(c.blockM),
         "BLOCK_N=" + std::to_string(c.blockN)};
     SourceKernel fwd = compileKernel("flash_attention.tsl", "attention_fwd", defines);
     SourceKernel pre = compileKernel("flash_attention.tsl", "attention_bwd_preprocess",
-                                     {"T=" + dt, "HEAD=" + std::to_string(c.head), "BLOCK_M=16"});
+                                     {"T=" + dt, "HEAD=" + std::to_string(tile), "BLOCK_M=16"});
     SourceKernel dkdv = compileKernel("flash_attention.tsl", "attention_bwd_dkdv", defines);
     SourceKernel dqk = compileKernel("flash_attention.tsl", "attention_bwd_dq", defines);
     ASSERT_TRUE(fwd.kernel && pre.kernel && dkdv.kernel && dqk.kernel);
 
     int B = c.batch, H = c.heads, M = c.seqQ, N = c.seqK, D = c.head;
+    int KV = c.kvHeads ? c.kvHeads : H, group = H / KV;
     int L = std::max(M, N);
-    // One fused buffer (batch, seq, 3, heads, D + 3), as a qkv projection with padding.
-    int64_t rowStride = 3 * H * (D + 3);
+    // One fused buffer (batch, seq, heads + 2 kv heads, D + 3), as a qkv projection with
+    // padding.
+    int64_t rowStride = (H + 2 * KV) * (D + 3);
     HostTensor qkv = randomTensor(dt, size_t(B * L * rowStride), 11, 1.0f);
     View qv{L * rowStride, D + 3, rowStride, 0};
     View kv{L * rowStride, D + 3, rowStride, H * (D + 3)};
-    View vv{L * rowStride, D + 3, rowStride, 2 * H * (D + 3)};
+    View vv{L * rowStride, D + 3, rowStride, (H + KV) * (D + 3)};
     // dO: (batch, seq, heads, D), i.e. transposed heads.
     View dov{int64_t(M) * H * D, D, int64_t(H) * D, 0};
     HostTensor dout = randomTensor(dt, size_t(B * M * H * D), 12, 1.0f);
@@ -187,7 +203,8 @@ TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
       return a;
     };
     int64_t qTiles = (M + c.blockM - 1) / c.blockM, kTiles = (N + c.blockN - 1) / c.blockN;
-    std::vector<Arg> common = {M, N, H, D, scale};
+    int window = c.window < 0 ? N : std::min(c.window, N);
+    std::vector<Arg> common = {M, N, H, KV, D, window, scale};
     std::vector<Arg> qkvStrides = cat(cat(strides(qv), strides(kv)), strides(vv));
     ASSERT_EQ(run(fwd, {qTiles, B * H}, cat(cat({o.data(), lse.data(), ptr(qv), ptr(kv), ptr(vv)}, common), qkvStrides), mem), "");
     ASSERT_EQ(run(pre, {(M + 15) / 16, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
@@ -195,10 +212,14 @@ TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
     ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data()}, bwdTail), mem), "");
     ASSERT_EQ(run(dqk, {qTiles, B * H}, cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data()}, bwdTail), mem), "");
 
-    auto at = [&](const View &w) {
-      return [&, w](int b, int h, int s, int d) { return double(qkv.get(size_t(w.at(b, h, s, d)))); };
+    // k and v by query head: h reads key/value head h / group. The reference's dk and dv
+    // are per query head, as the kernel writes them.
+    auto at = [&](const View &w, int per) {
+      return [&, w, per](int b, int h, int s, int d) {
+        return double(qkv.get(size_t(w.at(b, h / per, s, d))));
+      };
     };
-    Reference ref = attention(c, scale, at(qv), at(kv), at(vv), [&](int b, int h, int s, int d) {
+    Reference ref = attention(c, scale, at(qv, 1), at(kv, group), at(vv, group), [&](int b, int h, int s, int d) {
       return double(dout.get(size_t(dov.at(b, h, s, d))));
     });
     EXPECT_LE(relativeError(o, ref.o), tol) << "output";

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 using namespace tessel;
@@ -31,25 +32,35 @@ bool haveGpu() { return torch::cuda::is_available() && Driver::isAvailable(); }
   if (!haveGpu())                                                                                  \
   GTEST_SKIP() << "no GPU"
 
-/// q k^T * scale with the bottom-right causal mask (-inf above the diagonal).
-torch::Tensor maskedScores(const torch::Tensor &q, const torch::Tensor &k, bool causal,
-                           double scale) {
+/// k or v with each key/value head repeated for the query heads of its group
+/// (grouped-query attention); itself for multi-head attention.
+torch::Tensor perQueryHead(const torch::Tensor &kv, int64_t heads) {
+  return kv.size(1) == heads ? kv : kv.repeat_interleave(heads / kv.size(1), 1);
+}
+
+/// q k^T * scale with the bottom-right causal mask (-inf above the diagonal) and a sliding
+/// window (-inf more than `window` keys left of it; -1: none).
+torch::Tensor maskedScores(const torch::Tensor &q, const torch::Tensor &kIn, bool causal,
+                           double scale, int64_t window = -1) {
+  torch::Tensor k = perQueryHead(kIn, q.size(1));
   torch::Tensor s = torch::matmul(q, k.transpose(-2, -1)) * scale;
   int64_t lq = q.size(2), lk = k.size(2);
-  if (causal) {
-    auto i = torch::arange(lq, q.options().dtype(torch::kLong)).unsqueeze(1);
-    auto j = torch::arange(lk, q.options().dtype(torch::kLong)).unsqueeze(0);
+  auto i = torch::arange(lq, q.options().dtype(torch::kLong)).unsqueeze(1);
+  auto j = torch::arange(lk, q.options().dtype(torch::kLong)).unsqueeze(0);
+  if (causal)
     s = s.masked_fill(j > i + (lk - lq), -INFINITY);
-  }
+  if (window >= 0)
+    s = s.masked_fill(j < i + (lk - lq) - window, -INFINITY);
   return s;
 }
 
 /// softmax(maskedScores) v in the dtype of q; rows that see nothing give 0 (as the kernels
 /// do).
 torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
-                             bool causal, double scale) {
-  torch::Tensor p = torch::softmax(maskedScores(q, k, causal, scale), -1).nan_to_num(0.0);
-  return torch::matmul(p, v);
+                             bool causal, double scale, int64_t window = -1) {
+  torch::Tensor p =
+      torch::softmax(maskedScores(q, k, causal, scale, window), -1).nan_to_num(0.0);
+  return torch::matmul(p, perQueryHead(v, q.size(1)));
 }
 
 struct Grads {
@@ -78,23 +89,27 @@ struct Tolerance {
 /// Checks Tessel (dtype) against naive (same dtype) and float64, output and gradients.
 void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, bool causal,
                torch::ScalarType dtype, bool exact, const std::string &label,
-               const std::string &suffix = "auto") {
+               const std::string &suffix = "auto", int64_t kvHeads = 0, int64_t window = -1) {
   ops::flashAttentionOptions().exactF32 = exact;
   ops::flashAttentionOptions().suffix = suffix;
   SCOPED_TRACE(label + " (" + ops::flashAttentionPackage(dtype, causal, 0) + ")");
   auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
   torch::Tensor q = torch::randn({batch, heads, lq, d}, f64);
-  torch::Tensor k = torch::randn({batch, heads, lk, d}, f64);
-  torch::Tensor v = torch::randn({batch, heads, lk, d}, f64);
+  if (kvHeads == 0)
+    kvHeads = heads;
+  torch::Tensor k = torch::randn({batch, kvHeads, lk, d}, f64);
+  torch::Tensor v = torch::randn({batch, kvHeads, lk, d}, f64);
   torch::Tensor dout = torch::randn({batch, heads, lq, d}, f64);
   // Round the inputs to the dtype first: every side then sees the same numbers.
   q = q.to(dtype).to(torch::kFloat64), k = k.to(dtype).to(torch::kFloat64);
   v = v.to(dtype).to(torch::kFloat64), dout = dout.to(dtype).to(torch::kFloat64);
   double scale = 1.0 / std::sqrt(double(d));
-  auto naive = [&](auto &a, auto &b, auto &c) { return naiveAttention(a, b, c, causal, scale); };
-  auto tessel = [&](auto &a, auto &b, auto &c) {
-    return ops::flashAttention(a, b, c, causal, scale);
+  auto naive = [&](auto &a, auto &b, auto &c) {
+    return naiveAttention(a, b, c, causal, scale, window);
   };
+  ops::AttentionOptions options;
+  options.causal = causal, options.scale = scale, options.window = window;
+  auto tessel = [&](auto &a, auto &b, auto &c) { return ops::flashAttention(a, b, c, options); };
   at::globalContext().setFloat32MatmulPrecision(exact ? "highest" : "high");
   Grads ref = run(naive, q, k, v, dout, torch::kFloat64);
   Grads base = run(naive, q, k, v, dout, dtype);
@@ -110,9 +125,10 @@ void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, 
   // result is 0: seq 1, dq and dk 1.0-1.15e-3 (d = 64); 300 queries into one key, dk
   // 0.005-0.013 and dq 0.0023.
   bool tf32 = dtype == torch::kFloat32 && !exact;
-  torch::Tensor p64 = torch::softmax(maskedScores(q, k, causal, scale), -1).nan_to_num(0.0);
+  torch::Tensor p64 =
+      torch::softmax(maskedScores(q, k, causal, scale, window), -1).nan_to_num(0.0);
   double rowMass = std::sqrt(p64.square().sum(-1).max().item<double>());
-  double colMass = std::sqrt(p64.square().sum(-2).max().item<double>());
+  double colMass = std::sqrt(p64.square().sum(-2).max().item<double>() * double(heads / kvHeads));
   auto check = [&](const char *what, const torch::Tensor &x, const torch::Tensor &b,
                    const torch::Tensor &r, double mass) {
     double mine = maxError(x, r), naiveErr = maxError(b, r);
@@ -128,8 +144,9 @@ void checkCase(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d, 
   check("dv", got.dv, base.dv, ref.dv, colMass);
 
   // The log-sum-exp (natural log), +inf for rows that see nothing.
-  auto [out, lse] = ops::flashAttentionForward(q.to(dtype), k.to(dtype), v.to(dtype), causal, scale);
-  torch::Tensor s = maskedScores(q, k, causal, scale);
+  auto [out, lse] =
+      ops::flashAttentionForward(q.to(dtype), k.to(dtype), v.to(dtype), causal, scale, window);
+  torch::Tensor s = maskedScores(q, k, causal, scale, window);
   torch::Tensor refLse = torch::logsumexp(s, -1).masked_fill(torch::isneginf(torch::logsumexp(s, -1)), INFINITY);
   torch::Tensor lse64 = lse.to(torch::kFloat64);
   EXPECT_TRUE(torch::equal(torch::isinf(lse64), torch::isinf(refLse))) << "lse: infinite rows";
@@ -253,6 +270,55 @@ TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
   }
 }
 
+// Grouped-query and multi-query attention (k and v with fewer heads; dK and dV summed over
+// each group), and head dims between powers of two (the next power's tile, masked), every
+// dtype and package, ragged lengths, causal and full.
+TEST_P(FlashAttentionGpu, GroupedQueryHeadsAndPaddedHeadDims) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(4);
+  auto [dt, d] = GetParam();
+  struct Shape {
+    int64_t heads, kvHeads, seqQ, seqK, d;
+  };
+  std::vector<Shape> shapes = {{8, 2, 300, 300, d}, {6, 1, 129, 77, d}};
+  // Head dims that pad to d's tile (72 and 120 are not multiples of 16: the generic variant).
+  std::map<int64_t, std::vector<int64_t>> padded = {
+      {16, {8}}, {32, {24}}, {64, {40, 56}}, {128, {72, 80, 96, 120}}, {256, {136, 192}}};
+  int64_t i = 0;
+  for (int64_t p : padded[d])
+    shapes.push_back(i++ % 2 ? Shape{4, 2, 333, 333, p} : Shape{3, 3, 65, 190, p});
+  for (const Shape &s : shapes)
+    for (bool causal : {false, true})
+      checkCase(2, s.heads, s.seqQ, s.seqK, s.d, causal, dt.dtype, dt.exact,
+                std::string(dt.name) + " heads " + std::to_string(s.heads) + " kv heads " +
+                    std::to_string(s.kvHeads) + " d=" + std::to_string(s.d) + " seq " +
+                    std::to_string(s.seqQ) + "x" + std::to_string(s.seqK) +
+                    (causal ? " causal" : ""),
+                dt.suffix, s.kvHeads);
+}
+
+// Sliding windows (FlashAttention's window_size left): narrower than a tile, across
+// several, wider than the sequence; causal and full; with grouped-query heads; query and
+// key lengths that differ.
+TEST_P(FlashAttentionGpu, SlidingWindow) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(5);
+  auto [dt, d] = GetParam();
+  struct Shape {
+    int64_t heads, kvHeads, seqQ, seqK, window;
+  };
+  for (const Shape &s : {Shape{2, 2, 1000, 1000, 0}, Shape{4, 2, 1000, 1000, 100},
+                         Shape{2, 1, 777, 1300, 256}, Shape{2, 2, 1300, 777, 300},
+                         Shape{2, 2, 200, 200, 5000}})
+    for (bool causal : {false, true})
+      checkCase(1, s.heads, s.seqQ, s.seqK, d, causal, dt.dtype, dt.exact,
+                std::string(dt.name) + " d=" + std::to_string(d) + " window " +
+                    std::to_string(s.window) + " heads " + std::to_string(s.heads) + "/" +
+                    std::to_string(s.kvHeads) + " seq " + std::to_string(s.seqQ) + "x" +
+                    std::to_string(s.seqK) + (causal ? " causal" : ""),
+                dt.suffix, s.kvHeads, s.window);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     DTypesAndHeadDims, FlashAttentionGpu,
     ::testing::Combine(::testing::Values(DTypeCase{"bf16", torch::kBFloat16, false},
@@ -327,13 +393,20 @@ TEST(FlashAttentionErrors, BadInputsGetClearMessages) {
   expectError([&] { ops::flashAttention(q.cpu(), q.cpu(), q.cpu(), true); }, "one CUDA device");
   expectError([&] { ops::flashAttention(q, q.to(torch::kHalf), q, true); }, "one dtype");
   expectError([&] { ops::flashAttention(q[0], q[0], q[0], true); }, "4-D");
-  torch::Tensor q80 = torch::randn({1, 2, 8, 80}, cuda);
-  expectError([&] { ops::flashAttention(q80, q80, q80, true); }, "head_dim 80 is not supported");
+  torch::Tensor q84 = torch::randn({1, 2, 8, 84}, cuda);
+  expectError([&] { ops::flashAttention(q84, q84, q84, true); }, "head_dim 84 is not supported");
+  torch::Tensor q264 = torch::randn({1, 2, 8, 264}, cuda);
+  expectError([&] { ops::flashAttention(q264, q264, q264, true); }, "head_dim 264 is not supported");
   torch::Tensor k = torch::randn({1, 3, 8, 64}, cuda);
-  expectError([&] { ops::flashAttention(q, k, k, true); }, "agree on batch, heads and head_dim");
+  expectError([&] { ops::flashAttention(q, k, k, true); }, "a multiple of k's and v's");
+  torch::Tensor k2 = torch::randn({2, 2, 8, 64}, cuda);
+  expectError([&] { ops::flashAttention(q, k2, k2, true); }, "agree on batch and head_dim");
   expectError([&] { ops::flashAttention(q, q, q.narrow(2, 0, 4), true); }, "k and v must have one shape");
   torch::Tensor i = torch::ones({1, 2, 8, 64}, cuda.dtype(torch::kInt));
   expectError([&] { ops::flashAttention(i, i, i, true); }, "dtype must be bf16, f16 or f32");
+  ops::AttentionOptions badWindow;
+  badWindow.window = -5;
+  expectError([&] { ops::flashAttention(q, q, q, badWindow); }, "window must be -1");
 }
 
 } // namespace
