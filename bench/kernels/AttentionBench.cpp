@@ -65,6 +65,9 @@ struct Shape {
   int64_t batch, heads, seq, d;
   std::string dtype;
   bool causal;
+  int64_t kvHeads = 0; ///< grouped-query attention's key/value heads; 0: heads
+  int64_t window = -1; ///< sliding window (keys left of the diagonal a query sees); -1: none
+  int64_t keyValueHeads() const { return kvHeads ? kvHeads : heads; }
 };
 
 enum class Kind { Naive, Tessel, Sdpa };
@@ -124,30 +127,53 @@ private:
   bool active_;
 };
 
+/// The sliding window as a boolean mask (true: visible), causal or not; for the
+/// implementations that take a dense mask (SDPA, naive).
+torch::Tensor windowMask(const torch::Tensor &q, const torch::Tensor &k, bool causal,
+                         int64_t window) {
+  auto opts = q.options().dtype(torch::kLong);
+  torch::Tensor i = torch::arange(q.size(2), opts).unsqueeze(1) + (k.size(2) - q.size(2));
+  torch::Tensor j = torch::arange(k.size(2), opts).unsqueeze(0);
+  torch::Tensor ok = j >= i - window;
+  return causal ? ok & (j <= i) : ok;
+}
+
 torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
-                             bool causal) {
-  torch::Tensor scores =
-      torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(q.size(-1))));
-  if (causal) {
+                             bool causal, int64_t window) {
+  auto perQueryHead = [&](const torch::Tensor &t) {
+    return t.size(1) == q.size(1) ? t : t.repeat_interleave(q.size(1) / t.size(1), 1);
+  };
+  torch::Tensor scores = torch::matmul(q, perQueryHead(k).transpose(-2, -1)) *
+                         (1.0 / std::sqrt(double(q.size(-1))));
+  if (window >= 0) {
+    scores = scores.masked_fill(windowMask(q, k, causal, window).logical_not(), -INFINITY);
+  } else if (causal) {
     torch::Tensor future =
         torch::ones({q.size(-2), k.size(-2)}, q.options().dtype(torch::kBool)).triu(1);
     scores = scores.masked_fill(future, -INFINITY);
   }
-  return torch::matmul(torch::softmax(scores, -1), v);
+  return torch::matmul(torch::softmax(scores, -1), perQueryHead(v));
 }
 
 torch::Tensor attention(const Impl &impl, const torch::Tensor &q, const torch::Tensor &k,
-                        const torch::Tensor &v, bool causal) {
+                        const torch::Tensor &v, bool causal, int64_t window) {
   switch (impl.kind) {
   case Kind::Naive:
-    return naiveAttention(q, k, v, causal);
-  case Kind::Tessel:
-    return ops::flashAttention(q, k, v, causal);
+    return naiveAttention(q, k, v, causal, window);
+  case Kind::Tessel: {
+    ops::AttentionOptions options;
+    options.causal = causal, options.window = window;
+    return ops::flashAttention(q, k, v, options);
+  }
   case Kind::Sdpa:
     break;
   }
   SdpaOnly only(impl.only);
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
+  bool gqa = k.size(1) != q.size(1);
+  if (window >= 0) // SDPA has no window: a dense mask (every tile computed)
+    return at::scaled_dot_product_attention(q, k, v, windowMask(q, k, causal, window), 0.0,
+                                            false, std::nullopt, gqa);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal, std::nullopt, gqa);
 }
 
 /// The backend SDPA picks for these inputs under impl's toggles.
@@ -156,7 +182,8 @@ std::string sdpaChoice(const Impl &impl, const torch::Tensor &q, const torch::Te
   SdpaOnly only(impl.only);
   // at::SDPBackend's values: math 0, flash 1, efficient 2, cudnn 3, overrideable 4.
   static const char *const names[] = {"math", "flash", "efficient", "cudnn", "overrideable"};
-  int64_t choice = at::_fused_sdp_choice(q, k, v, {}, 0.0, causal);
+  int64_t choice = at::_fused_sdp_choice(q, k, v, {}, 0.0, causal, std::nullopt,
+                                         /*enable_gqa=*/k.size(1) != q.size(1));
   return choice >= 0 && choice < 5 ? names[choice] : "none";
 }
 
@@ -170,8 +197,9 @@ struct Inputs {
 
 Inputs makeInputs(const Shape &s) {
   auto options = torch::TensorOptions().dtype(dtypeOf(s.dtype)).device(torch::kCUDA);
-  auto make = [&] { return torch::randn({s.batch, s.heads, s.seq, s.d}, options); };
-  return {make().requires_grad_(), make().requires_grad_(), make().requires_grad_(), make()};
+  auto make = [&](int64_t heads) { return torch::randn({s.batch, heads, s.seq, s.d}, options); };
+  return {make(s.heads).requires_grad_(), make(s.keyValueHeads()).requires_grad_(),
+          make(s.keyValueHeads()).requires_grad_(), make(s.heads)};
 }
 
 /// What an implementation computed: its output and gradients, for the error columns.
@@ -180,6 +208,12 @@ struct Outputs {
 };
 
 double flopForward(const Shape &s) {
+  if (s.window >= 0) { // the pairs the window keeps, row by row
+    double pairs = 0;
+    for (int64_t i = 0; i < s.seq; ++i)
+      pairs += double(std::min(i, s.window) + 1 + (s.causal ? 0 : s.seq - 1 - i));
+    return 4.0 * s.batch * s.heads * pairs * s.d;
+  }
   double flop = 4.0 * s.batch * s.heads * s.seq * s.seq * s.d;
   return s.causal ? flop / 2 : flop;
 }
@@ -190,9 +224,9 @@ double tflops(double flop, double ms) { return flop / (ms * 1e-3) / 1e12; }
 /// in the backward keeps the forward's).
 Outputs measure(const Impl &impl, const Shape &s, const Inputs &in, const Plan &plan,
                 Driver &driver, Record &r) {
-  auto forward = [&] { return attention(impl, in.q, in.k, in.v, s.causal); };
+  auto forward = [&] { return attention(impl, in.q, in.k, in.v, s.causal, s.window); };
   if (impl.kind == Kind::Sdpa)
-    r.set("backend", sdpaChoice(impl, in.q, in.k, in.v, s.causal));
+    r.set("backend", s.window >= 0 ? "dense mask" : sdpaChoice(impl, in.q, in.k, in.v, s.causal));
   double fwdMs = medianMs(driver, plan.warmup, plan.samples, [&] { forward(); });
   r.set("fwd_ms", fwdMs);
   r.set("fwd_tflops", tflops(flopForward(s), fwdMs));
@@ -244,6 +278,8 @@ Record baseRecord(const std::string &study, const Shape &s, const Impl &impl) {
   r.set("dtype", s.dtype);
   r.set("batch", s.batch);
   r.set("heads", s.heads);
+  r.set("kv_heads", s.keyValueHeads());
+  r.set("window", s.window);
   r.set("seq", s.seq);
   r.set("d", s.d);
   r.set("causal", int64_t(s.causal));
@@ -287,7 +323,7 @@ void compare(std::vector<Record> &rows, const std::vector<Outputs> &outputs,
 
 void printProgress(const Record &r) {
   std::cerr << "attention " << std::get<std::string>(*r.get("study"));
-  for (const char *key : {"impl", "dtype", "batch", "heads", "seq", "d", "causal"})
+  for (const char *key : {"impl", "dtype", "batch", "heads", "kv_heads", "seq", "d", "window", "causal"})
     std::cerr << " " << key << "=" << formatValue(*r.get(key), 0);
   for (const char *key : {"fwd_ms", "bwd_ms", "fwd_bwd_ms"})
     if (const Value *v = r.get(key))
@@ -345,16 +381,28 @@ std::vector<Record> flashStudy(const Options &o, Driver &driver, bool &failed) {
   return records;
 }
 
-/// "BxHxLxD" (bf16, causal) or "BxHxLxD:full"; throws std::invalid_argument otherwise.
+/// "BxHxLxD" (bf16, causal), then ":full" or ":causal" and ":kvN" (N key/value heads,
+/// grouped-query attention) in any order; throws std::invalid_argument otherwise.
 Shape parseShape(const std::string &text) {
   Shape s{0, 0, 0, 0, "bf16", true};
-  std::string dims = text;
-  if (size_t colon = text.find(':'); colon != std::string::npos) {
-    std::string mask = text.substr(colon + 1);
-    if (mask != "full" && mask != "causal")
-      throw std::invalid_argument("--shapes: '" + text + "': after ':' comes full or causal");
-    s.causal = mask == "causal";
-    dims = text.substr(0, colon);
+  std::string dims = text.substr(0, text.find(':'));
+  for (size_t colon = text.find(':'); colon != std::string::npos;) {
+    size_t next = text.find(':', colon + 1);
+    std::string part = text.substr(colon + 1, next == std::string::npos ? next : next - colon - 1);
+    colon = next;
+    if (part == "full" || part == "causal") {
+      s.causal = part == "causal";
+      continue;
+    }
+    // kvN: N key/value heads (N > 0); wN: a sliding window of N keys (N >= 0).
+    bool kv = part.rfind("kv", 0) == 0, w = !kv && part.rfind("w", 0) == 0;
+    size_t digits = kv ? 2 : 1;
+    char *rest = nullptr;
+    long long n = (kv || w) && part.size() > digits ? std::strtoll(part.c_str() + digits, &rest, 10) : -1;
+    if (n < (kv ? 1 : 0) || *rest != '\0')
+      throw std::invalid_argument("--shapes: '" + text +
+                                  "': after ':' comes full, causal, kvN (N > 0) or wN (N >= 0)");
+    (kv ? s.kvHeads : s.window) = n;
   }
   int64_t *fields[] = {&s.batch, &s.heads, &s.seq, &s.d};
   size_t start = 0;
@@ -364,10 +412,12 @@ Shape parseShape(const std::string &text) {
     char *rest = nullptr;
     long long value = part.empty() ? 0 : std::strtoll(part.c_str(), &rest, 10);
     if (part.empty() || *rest != '\0' || value <= 0)
-      throw std::invalid_argument("--shapes: '" + text + "' is not BxHxLxD[:full] with positive sizes");
+      throw std::invalid_argument("--shapes: '" + text + "' is not BxHxLxD[:full][:kvN] with positive sizes");
     *fields[i] = value;
     start = end + 1;
   }
+  if (s.kvHeads && s.heads % s.kvHeads != 0)
+    throw std::invalid_argument("--shapes: '" + text + "': heads must be a multiple of kvN");
   return s;
 }
 
@@ -425,7 +475,8 @@ std::vector<Column> columnsFor(const std::string &study) {
              {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3}, {"fwd+bwd ms", "fwd_bwd_ms", 3},
              {"sdpa/this", "fwd_bwd_vs_sdpa", 2}};
   else
-    specs = {{"B", "batch", 0}, {"H", "heads", 0}, {"L", "seq", 0}, {"d", "d", 0},
+    specs = {{"B", "batch", 0}, {"H", "heads", 0}, {"KV", "kv_heads", 0}, {"L", "seq", 0},
+             {"d", "d", 0}, {"window", "window", 0},
              {"causal", "causal", 0}, {"impl", "impl", -1}, {"backend", "backend", -1},
              {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3}, {"fwd TFLOP/s", "fwd_tflops", 1},
              {"bwd TFLOP/s", "bwd_tflops", 1}};
@@ -455,7 +506,7 @@ Record metaRecord(const Options &o, const DeviceInfo &device) {
   meta.set("samples", o.samples);
   meta.set("package_suffix", o.suffix);
   meta.set("exact_f32", int64_t(o.exactF32));
-  meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal), bwd 2.5x fwd");
+  meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal; with a window, 4*B*H*d per visible pair), bwd 2.5x fwd");
   return meta;
 }
 
@@ -519,8 +570,9 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
   flags.add("sweep-samples", "N", "timed runs per measurement in the flash study", o.sweepSamples);
   flags.add("samples", "N", "timed runs per measurement in the realistic study", o.samples);
   flags.addList("shapes", "LIST",
-                "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal) or "
-                "BxHxLxD:full",
+                "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal), "
+                "BxHxLxD:full, :kvN for N key/value heads (grouped-query attention), :wN for a "
+                "sliding window of N keys",
                 o.shapes);
   flags.addList("impls", "LIST",
                 "the realistic study's implementations: tessel, sdpa, sdpa-cudnn, sdpa-flash, "
