@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 
 namespace tessel::frontend {
 namespace {
@@ -105,6 +106,9 @@ private:
   bool parseParams(Function &fn);
   bool applyDecorators(Function &fn, std::vector<ExprPtr> &decorators);
   bool parseAutotune(Function &fn, Expr &call);
+  bool parseParamNames(const Function &fn, Keyword &kw, const std::string &arg,
+                       const std::string &kind, std::vector<std::string> &names,
+                       const std::function<bool(const Param &)> &fits);
   void checkParamTypes(Function &fn);
   bool parseBlock(std::vector<StmtPtr> &body);
   void parseStatementInto(std::vector<StmtPtr> &body);
@@ -410,6 +414,25 @@ bool Parser::applyDecorators(Function &fn, std::vector<ExprPtr> &decorators) {
   return ok;
 }
 
+/// key=[...] and restore=[...]: parameter names as strings, each naming a parameter of `fn`
+/// that `fits` (described as `kind`, e.g. "a runtime"), appended to `names`.
+bool Parser::parseParamNames(const Function &fn, Keyword &kw, const std::string &arg,
+                             const std::string &kind, std::vector<std::string> &names,
+                             const std::function<bool(const Param &)> &fits) {
+  if (kw.value->kind != ExprKind::List && kw.value->kind != ExprKind::Tuple)
+    return errorAt(kw.value->range, arg + "= must be a list of parameter names");
+  for (ExprPtr &e : kw.value->args) {
+    if (e->kind != ExprKind::String)
+      return errorAt(e->range, arg + "= entries are parameter names as strings");
+    const Param *p = fn.param(e->name);
+    if (!p || !fits(*p))
+      return errorAt(e->range, "autotune " + arg + " '" + e->name + "' is not " + kind +
+                                   " parameter of '" + fn.name + "'");
+    names.push_back(e->name);
+  }
+  return true;
+}
+
 bool Parser::parseAutotune(Function &fn, Expr &call) {
   auto at = std::make_unique<Autotune>();
   at->range = call.range;
@@ -436,31 +459,15 @@ bool Parser::parseAutotune(Function &fn, Expr &call) {
       if (at->configs.empty())
         return errorAt(kw.value->range, "configs= needs at least one config(...)");
     } else if (kw.name == "key") {
-      if (kw.value->kind != ExprKind::List && kw.value->kind != ExprKind::Tuple)
-        return errorAt(kw.value->range, "key= must be a list of parameter names");
-      for (ExprPtr &k : kw.value->args) {
-        if (k->kind != ExprKind::String)
-          return errorAt(k->range, "key= entries are parameter names as strings");
-        const Param *p = fn.param(k->name);
-        if (!p || p->kind == ParamKind::Constexpr)
-          return errorAt(k->range, "autotune key '" + k->name +
-                                       "' is not a runtime parameter of '" + fn.name + "'");
-        at->key.push_back(k->name);
-      }
+      if (!parseParamNames(fn, kw, "key", "a runtime", at->key,
+                           [](const Param &p) { return p.kind != ParamKind::Constexpr; }))
+        return false;
     } else if (kw.name == "prune") {
       at->prune = std::move(kw.value);
     } else if (kw.name == "restore") {
-      if (kw.value->kind != ExprKind::List && kw.value->kind != ExprKind::Tuple)
-        return errorAt(kw.value->range, "restore= must be a list of parameter names");
-      for (ExprPtr &r : kw.value->args) {
-        if (r->kind != ExprKind::String)
-          return errorAt(r->range, "restore= entries are parameter names as strings");
-        const Param *p = fn.param(r->name);
-        if (!p || p->kind != ParamKind::Pointer)
-          return errorAt(r->range, "autotune restore '" + r->name +
-                                       "' is not a pointer parameter of '" + fn.name + "'");
-        at->restore.push_back(r->name);
-      }
+      if (!parseParamNames(fn, kw, "restore", "a pointer", at->restore,
+                           [](const Param &p) { return p.kind == ParamKind::Pointer; }))
+        return false;
     } else {
       return errorAt(kw.nameRange, "unknown @autotune argument '" + kw.name +
                                        "' (expected configs, key, prune or restore)");

@@ -112,11 +112,15 @@ void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
   args.insert(args.end(), more.begin(), more.end());
 }
 
+void checkWindow(int64_t window) {
+  if (window < -1)
+    fail("window must be -1 (none) or at least 0; got " + std::to_string(window));
+}
+
 /// The kernels' window argument: keys left of the diagonal a query sees. A window of
 /// seq_k or more hides nothing (and keeps the kernels' index arithmetic in 32 bits).
 int32_t windowArg(int64_t window, int64_t seqK) {
-  if (window < -1)
-    fail("window must be -1 (none) or at least 0; got " + std::to_string(window));
+  checkWindow(window);
   return int32_t(window < 0 ? seqK : std::min(window, seqK));
 }
 
@@ -307,7 +311,7 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
                              const torch::Tensor &v, const AttentionOptions &options) {
   if (q.dim() != 4)
     fail("q must be 4-D (batch, heads, seq, head_dim); got " + describe(q));
-  windowArg(options.window, 0); // checked before any work
+  checkWindow(options.window);
   double s = options.scale ? *options.scale : 1.0 / std::sqrt(double(q.size(3)));
   // Autocast's casts happen here, outside the autograd function, so that the gradients
   // flow back through them to the f32 inputs.

@@ -270,6 +270,22 @@ TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
   }
 }
 
+/// One shape of the variant tests: heads over kv heads, lengths, head dim, window (-1: none).
+struct VariantShape {
+  int64_t heads, kvHeads, seqQ, seqK, d, window;
+};
+
+/// checkCase on `s`, causal and full.
+void checkVariant(const DTypeCase &dt, int64_t batch, const VariantShape &s) {
+  for (bool causal : {false, true})
+    checkCase(batch, s.heads, s.seqQ, s.seqK, s.d, causal, dt.dtype, dt.exact,
+              std::string(dt.name) + " heads " + std::to_string(s.heads) + "/" +
+                  std::to_string(s.kvHeads) + " d=" + std::to_string(s.d) + " window " +
+                  std::to_string(s.window) + " seq " + std::to_string(s.seqQ) + "x" +
+                  std::to_string(s.seqK) + (causal ? " causal" : ""),
+              dt.suffix, s.kvHeads, s.window);
+}
+
 // Grouped-query and multi-query attention (k and v with fewer heads; dK and dV summed over
 // each group), and head dims between powers of two (the next power's tile, masked), every
 // dtype and package, ragged lengths, causal and full.
@@ -277,24 +293,16 @@ TEST_P(FlashAttentionGpu, GroupedQueryHeadsAndPaddedHeadDims) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(4);
   auto [dt, d] = GetParam();
-  struct Shape {
-    int64_t heads, kvHeads, seqQ, seqK, d;
-  };
-  std::vector<Shape> shapes = {{8, 2, 300, 300, d}, {6, 1, 129, 77, d}};
+  std::vector<VariantShape> shapes = {{8, 2, 300, 300, d, -1}, {6, 1, 129, 77, d, -1}};
   // Head dims that pad to d's tile (72 and 120 are not multiples of 16: the generic variant).
   std::map<int64_t, std::vector<int64_t>> padded = {
       {16, {8}}, {32, {24}}, {64, {40, 56}}, {128, {72, 80, 96, 120}}, {256, {136, 192}}};
   int64_t i = 0;
   for (int64_t p : padded[d])
-    shapes.push_back(i++ % 2 ? Shape{4, 2, 333, 333, p} : Shape{3, 3, 65, 190, p});
-  for (const Shape &s : shapes)
-    for (bool causal : {false, true})
-      checkCase(2, s.heads, s.seqQ, s.seqK, s.d, causal, dt.dtype, dt.exact,
-                std::string(dt.name) + " heads " + std::to_string(s.heads) + " kv heads " +
-                    std::to_string(s.kvHeads) + " d=" + std::to_string(s.d) + " seq " +
-                    std::to_string(s.seqQ) + "x" + std::to_string(s.seqK) +
-                    (causal ? " causal" : ""),
-                dt.suffix, s.kvHeads);
+    shapes.push_back(i++ % 2 ? VariantShape{4, 2, 333, 333, p, -1}
+                             : VariantShape{3, 3, 65, 190, p, -1});
+  for (const VariantShape &s : shapes)
+    checkVariant(dt, 2, s);
 }
 
 // Sliding windows (FlashAttention's window_size left): narrower than a tile, across
@@ -304,19 +312,11 @@ TEST_P(FlashAttentionGpu, SlidingWindow) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(5);
   auto [dt, d] = GetParam();
-  struct Shape {
-    int64_t heads, kvHeads, seqQ, seqK, window;
-  };
-  for (const Shape &s : {Shape{2, 2, 1000, 1000, 0}, Shape{4, 2, 1000, 1000, 100},
-                         Shape{2, 1, 777, 1300, 256}, Shape{2, 2, 1300, 777, 300},
-                         Shape{2, 2, 200, 200, 5000}})
-    for (bool causal : {false, true})
-      checkCase(1, s.heads, s.seqQ, s.seqK, d, causal, dt.dtype, dt.exact,
-                std::string(dt.name) + " d=" + std::to_string(d) + " window " +
-                    std::to_string(s.window) + " heads " + std::to_string(s.heads) + "/" +
-                    std::to_string(s.kvHeads) + " seq " + std::to_string(s.seqQ) + "x" +
-                    std::to_string(s.seqK) + (causal ? " causal" : ""),
-                dt.suffix, s.kvHeads, s.window);
+  for (const VariantShape &s :
+       {VariantShape{2, 2, 1000, 1000, d, 0}, VariantShape{4, 2, 1000, 1000, d, 100},
+        VariantShape{2, 1, 777, 1300, d, 256}, VariantShape{2, 2, 1300, 777, d, 300},
+        VariantShape{2, 2, 200, 200, d, 5000}})
+    checkVariant(dt, 1, s);
 }
 
 INSTANTIATE_TEST_SUITE_P(
