@@ -87,7 +87,7 @@ plan::ModelShape ModelConfig::planShape() const {
   plan::ModelShape s;
   s.name = name;
   s.vocabSize = vocabSize, s.dModel = dModel, s.dFF = dFF;
-  s.numLayers = numLayers, s.numHeads = numHeads;
+  s.numLayers = numLayers, s.numHeads = numHeads, s.numKvHeads = numKvHeads;
   return s;
 }
 
@@ -104,6 +104,11 @@ void ModelConfig::validate() const {
   require(dModel % numHeads == 0, "d_model (" + std::to_string(dModel) +
                                       ") must be a multiple of num_heads (" +
                                       std::to_string(numHeads) + ")");
+  require(numKvHeads >= 0 && numHeads % kvHeads() == 0,
+          "num_heads (" + std::to_string(numHeads) + ") must be a multiple of kv_heads (" +
+              std::to_string(kvHeads()) + ")");
+  require(attentionWindow >= -1, "the attention window must be -1 (none) or at least 0, got " +
+                                     std::to_string(attentionWindow));
   require((dModel / numHeads) % 2 == 0, "the head dimension must be even for RoPE");
   require(ropeTheta > 0 && rmsNormEps > 0, "rope theta and RMSNorm eps must be positive");
 }
@@ -111,7 +116,12 @@ void ModelConfig::validate() const {
 std::string ModelConfig::describe() const {
   std::ostringstream out;
   out << name << " (d_model " << dModel << ", d_ff " << dFF << ", " << numLayers << " layers, "
-      << numHeads << " heads, vocab " << vocabSize << ")";
+      << numHeads << " heads";
+  if (kvHeads() != numHeads)
+    out << ", " << kvHeads() << " kv heads";
+  if (attentionWindow >= 0)
+    out << ", window " << attentionWindow;
+  out << ", vocab " << vocabSize << ")";
   return out.str();
 }
 

@@ -53,6 +53,12 @@ struct ModelConfig {
   int64_t dFF = 3072;
   int64_t numLayers = 12;
   int64_t numHeads = 12;
+  /// Key/value heads: grouped-query attention when fewer than numHeads (a divisor of it);
+  /// 0: numHeads (multi-head attention).
+  int64_t numKvHeads = 0;
+  /// Sliding-window attention: each query sees the `attentionWindow` keys before it and its
+  /// own (Mistral's window); -1: all earlier keys (plain causal attention).
+  int64_t attentionWindow = -1;
   double ropeTheta = 10000.0;
   double rmsNormEps = 1e-5;
   AttentionImpl attention = AttentionImpl::Sdpa;
@@ -68,10 +74,13 @@ struct ModelConfig {
   int64_t parameterCount() const;
   /// These sizes as tessel-plan's model shape (tools/tessel-plan/ModelShape.h).
   plan::ModelShape planShape() const;
+  int64_t kvHeads() const { return numKvHeads > 0 ? numKvHeads : numHeads; }
   /// Throws std::invalid_argument if the sizes are inconsistent (dModel not a
-  /// multiple of numHeads, odd head dimension, non-positive sizes).
+  /// multiple of numHeads, numHeads not a multiple of the kv heads, odd head dimension,
+  /// non-positive sizes, a window below -1).
   void validate() const;
-  /// "small (d_model 768, d_ff 3072, 12 layers, 12 heads)".
+  /// "small (d_model 768, d_ff 3072, 12 layers, 12 heads)"; grouped-query attention and a
+  /// window are named when set ("12 heads, 4 kv heads, window 256").
   std::string describe() const;
 };
 

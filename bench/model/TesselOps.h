@@ -24,8 +24,9 @@ namespace tessel::model {
 struct TesselOps {
   using Tensor = torch::Tensor;
   using Tensors = std::vector<torch::Tensor>;
-  /// Causal attention: q, k, v [batch, heads, seq, dHead] -> [batch, heads, seq, dHead].
-  std::function<Tensor(const Tensor &, const Tensor &, const Tensor &)> attention;
+  /// Causal attention: (q [batch, heads, seq, dHead], k, v [batch, kvHeads, seq, dHead],
+  /// window: -1 or the keys before each query it sees) -> [batch, heads, seq, dHead].
+  std::function<Tensor(const Tensor &, const Tensor &, const Tensor &, int64_t)> attention;
   /// RMSNorm over the last dimension: (x, weight, eps) -> same shape and dtype as x.
   std::function<Tensor(const Tensor &, const Tensor &, double)> rmsNorm;
   /// The residual add fused with the RMSNorm after it: (x, delta, weight, eps) ->
@@ -37,10 +38,11 @@ struct TesselOps {
       addRmsNorm;
   /// SwiGLU gate over the fused projection: h [..., 2F] = [a | b] -> silu(a) * b [..., F].
   std::function<Tensor(const Tensor &)> swiglu;
-  /// RoPE from the fused projection: (qkv [B, S, 3 * H * D], cos, sin [>= S, D / 2] f32,
-  /// heads) -> q, k (rotated) and v, each [B, H, S, D] contiguous.
+  /// RoPE from the fused projection: (qkv [B, S, (H + 2 KV) D], cos, sin [>= S, D / 2] f32,
+  /// heads H, kv heads KV) -> q [B, H, S, D], k (q and k rotated) and v [B, KV, S, D],
+  /// contiguous.
   std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor &, const Tensor &,
-                                                   const Tensor &, int64_t)>
+                                                   const Tensor &, int64_t, int64_t)>
       rope;
   /// Mean cross-entropy of logits [..., V] against int64 targets [...], f32.
   std::function<Tensor(const Tensor &, const Tensor &)> crossEntropy;

@@ -48,8 +48,18 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, const torch::TensorOptions &opti
 }
 
 void LinearImpl::resetParameters() {
-  double std = std::sqrt(2.0 / static_cast<double>(inFeatures + outFeatures / fusedBlocks));
-  truncNormal_(weight, std, -3 * std, 3 * std);
+  if (blockRows.empty()) {
+    double std = std::sqrt(2.0 / static_cast<double>(inFeatures + outFeatures / fusedBlocks));
+    truncNormal_(weight, std, -3 * std, 3 * std);
+    return;
+  }
+  int64_t start = 0;
+  for (int64_t rows : blockRows) {
+    torch::Tensor block = weight.narrow(0, start, rows);
+    double std = std::sqrt(2.0 / static_cast<double>(inFeatures + rows));
+    truncNormal_(block, std, -3 * std, 3 * std);
+    start += rows;
+  }
 }
 
 torch::Tensor LinearImpl::forward(const torch::Tensor &x) {
@@ -165,8 +175,15 @@ torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor &x, const torch::
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig &config,
                                                  const torch::TensorOptions &options)
-    : numHeads(config.numHeads), attention(config.attention), kernels(config.kernels) {
-  qkvProj = register_module("qkv_proj", Linear(config.dModel, 3 * config.dModel, options, 3));
+    : numHeads(config.numHeads), numKvHeads(config.kvHeads()), window(config.attentionWindow),
+      attention(config.attention), kernels(config.kernels) {
+  int64_t kvWidth = config.planShape().kvWidth();
+  qkvProj = register_module(
+      "qkv_proj", Linear(config.dModel, config.dModel + 2 * kvWidth, options, 3));
+  if (numKvHeads != numHeads) { // q, k and v of unequal widths: each drawn as its own linear
+    qkvProj->blockRows = {config.dModel, kvWidth, kvWidth};
+    qkvProj->resetParameters();
+  }
   outputProj = register_module("output_proj", Linear(config.dModel, config.dModel, options));
   rope = register_module("rope", RotaryEmbedding(config.ropeTheta, config.dModel / numHeads,
                                                  config.contextLength, options));
@@ -178,7 +195,18 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x) {
   torch::Tensor q, k, v;
   if (kernels == KernelImpl::Tessel) {
     requireTesselOp(bool(tesselOps().rope), "RoPE", "Tessel RoPE");
-    std::tie(q, k, v) = tesselOps().rope(qkv, rope->cosTable, rope->sinTable, numHeads);
+    std::tie(q, k, v) =
+        tesselOps().rope(qkv, rope->cosTable, rope->sinTable, numHeads, numKvHeads);
+  } else if (numKvHeads != numHeads) {
+    // q's heads, then k's and v's fewer: [batch, seq, heads, dHead] -> [batch, heads, seq,
+    // dHead] each.
+    int64_t kvWidth = numKvHeads * dHead;
+    auto heads = [&](int64_t start, int64_t count) {
+      return qkv.narrow(-1, start, count * dHead).view({batch, seq, count, dHead}).transpose(1, 2);
+    };
+    q = rope(heads(0, numHeads));
+    k = rope(heads(dModel, numKvHeads));
+    v = heads(dModel + kvWidth, numKvHeads);
   } else {
     // RoPE rotates q and k together: [batch, seq, 2, heads, dHead] -> [2, batch, heads, seq,
     // dHead].
@@ -190,22 +218,49 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor &x) {
   }
   torch::Tensor out;
   switch (attention) {
-  case AttentionImpl::Naive: {
-    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(dHead));
-    torch::Tensor future =
-        torch::ones({seq, seq}, x.options().dtype(torch::kBool)).triu(/*diagonal=*/1);
-    out = torch::matmul(torch::softmax(scores.masked_fill(future, -INFINITY), -1), v);
+  case AttentionImpl::Naive:
+    out = naiveAttention(q, k, v, /*causal=*/true, window);
+    break;
+  case AttentionImpl::Sdpa: {
+    bool grouped = numKvHeads != numHeads;
+    if (window >= 0) // a dense mask: SDPA has no window of its own
+      out = at::scaled_dot_product_attention(
+          q, k, v, attentionMask(seq, seq, /*causal=*/true, window, x.options()), 0.0,
+          /*is_causal=*/false, std::nullopt, grouped);
+    else
+      out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, std::nullopt,
+                                             grouped);
     break;
   }
-  case AttentionImpl::Sdpa:
-    out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
-    break;
   case AttentionImpl::Tessel:
     requireTesselOp(bool(tesselOps().attention), "attention", "FlashAttention");
-    out = tesselOps().attention(q, k, v);
+    out = tesselOps().attention(q, k, v, window);
     break;
   }
   return outputProj(out.transpose(1, 2).reshape({batch, seq, dModel}));
+}
+
+torch::Tensor attentionMask(int64_t seqQ, int64_t seqK, bool causal, int64_t window,
+                            const torch::TensorOptions &options) {
+  auto longs = options.dtype(torch::kLong);
+  torch::Tensor i = torch::arange(seqQ, longs).unsqueeze(1) + (seqK - seqQ);
+  torch::Tensor j = torch::arange(seqK, longs).unsqueeze(0);
+  torch::Tensor keep = window >= 0 ? j >= i - window : torch::ones({1, 1}, options.dtype(torch::kBool));
+  return causal ? keep & (j <= i) : keep.expand({seqQ, seqK});
+}
+
+torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k,
+                             const torch::Tensor &v, bool causal, int64_t window) {
+  auto perQueryHead = [&](const torch::Tensor &t) {
+    return t.size(1) == q.size(1) ? t : t.repeat_interleave(q.size(1) / t.size(1), 1);
+  };
+  torch::Tensor scores = torch::matmul(q, perQueryHead(k).transpose(-2, -1)) /
+                         std::sqrt(double(q.size(-1)));
+  if (causal || window >= 0)
+    scores = scores.masked_fill(
+        attentionMask(q.size(-2), k.size(-2), causal, window, q.options()).logical_not(),
+        -INFINITY);
+  return torch::matmul(torch::softmax(scores, -1), perQueryHead(v));
 }
 
 SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFF, KernelImpl kernels,

@@ -38,7 +38,8 @@ namespace tessel::model {
 
 /// y = x W^T, no bias. weight is [outFeatures, inFeatures] (as torch::nn::Linear).
 /// A weight that fuses `fusedBlocks` linears of outFeatures / fusedBlocks rows
-/// each (e.g. q, k and v) is initialised as those linears would be.
+/// each (e.g. q, k and v) is initialised as those linears would be; blockRows, when set,
+/// gives blocks of unequal rows (q, and narrower k and v under grouped-query attention).
 class LinearImpl : public torch::nn::Module {
 public:
   LinearImpl(int64_t inFeatures, int64_t outFeatures, const torch::TensorOptions &options = {},
@@ -52,6 +53,7 @@ public:
   /// optimizer keeps it equal to weight: TransformerLMImpl::makeWorkingCopies.
   torch::Tensor workingWeight;
   int64_t inFeatures, outFeatures, fusedBlocks;
+  std::vector<int64_t> blockRows;
   MatmulImpl matmul = MatmulImpl::Torch; ///< Tessel: tesselOps().linear, forward and backward.
 };
 TORCH_MODULE(Linear);
@@ -97,20 +99,33 @@ public:
 };
 TORCH_MODULE(RotaryEmbedding);
 
-/// Causal multi-head self-attention with RoPE on queries and keys. The q, k and v
-/// projections are one fused [3 * dModel, dModel] weight (initialised per block as
-/// three dModel x dModel linears would be); the output projection is separate.
+/// Causal self-attention with RoPE on queries and keys: multi-head, or grouped-query with
+/// fewer key/value heads, optionally within a sliding window. The q, k and v projections
+/// are one fused [dModel + 2 * kvWidth, dModel] weight (initialised per block as the three
+/// linears would be); the output projection is separate.
 class CausalSelfAttentionImpl : public torch::nn::Module {
 public:
   CausalSelfAttentionImpl(const ModelConfig &config, const torch::TensorOptions &options = {});
   torch::Tensor forward(const torch::Tensor &x);
   Linear qkvProj{nullptr}, outputProj{nullptr};
   RotaryEmbedding rope{nullptr};
-  int64_t numHeads;
+  int64_t numHeads, numKvHeads;
+  int64_t window; ///< ModelConfig::attentionWindow
   AttentionImpl attention;
   KernelImpl kernels; ///< Tessel: RoPE from the fused projection in one kernel.
 };
 TORCH_MODULE(CausalSelfAttention);
+
+/// The keys each query sees, [seqQ, seqK] bool: keys j >= i - window (all when window is
+/// -1) and, when causal, j <= i, with the last query aligned to the last key.
+torch::Tensor attentionMask(int64_t seqQ, int64_t seqK, bool causal, int64_t window,
+                            const torch::TensorOptions &options);
+
+/// Attention with the scores materialised, the reference of the fused kernels: q [B, H, Sq,
+/// D], k and v [B, KV, Sk, D] with H a multiple of KV (each key/value head repeated for its
+/// group of query heads), scores scaled by 1/sqrt(D), masked by attentionMask.
+torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k,
+                             const torch::Tensor &v, bool causal, int64_t window = -1);
 
 /// SwiGLU: W2 (silu(W1 x) * W3 x). W1 and W3 are one fused [2 * dFF, dModel] weight.
 class SwiGLUImpl : public torch::nn::Module {

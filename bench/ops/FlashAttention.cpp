@@ -329,8 +329,10 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
 
 void installFlashAttention() {
   model::tesselOps().attention = [](const torch::Tensor &q, const torch::Tensor &k,
-                                    const torch::Tensor &v) {
-    return flashAttention(q, k, v, /*causal=*/true);
+                                    const torch::Tensor &v, int64_t window) {
+    AttentionOptions options;
+    options.causal = true, options.window = window;
+    return flashAttention(q, k, v, options);
   };
 }
 

@@ -14,9 +14,9 @@
 //                            linear's input); the backward adds the residual's gradient
 //   swiglu(h)                h [..., 2F] = [a | b] (the fused W1/W3 projection): silu(a) * b
 //                            (kernels/swiglu.tsl)
-//   rope(qkv, cos, sin, H)   qkv [B, S, 3 * H * D] -> q, k, v [B, H, S, D] contiguous, q and k
-//                            rotated (interleaved pairs, tables [>= S, D/2] f32)
-//                            (kernels/rope.tsl)
+//   rope(qkv, cos, sin, H, KV)  qkv [B, S, (H + 2 KV) D] -> q [B, H, S, D], k, v [B, KV, S, D]
+//                            contiguous, q and k rotated (interleaved pairs, tables [>= S,
+//                            D/2] f32); KV = -1 is H (kernels/rope.tsl)
 //   crossEntropy(logits, t)  logits [..., V], targets [...] int64: the mean over rows of
 //                            logsumexp - logit[target], f32; a target outside [0, V) gives NaN
 //                            (kernels/cross_entropy.tsl; the probabilities are never stored)
@@ -45,7 +45,7 @@ torch::Tensor swiglu(const torch::Tensor &h);
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> rope(const torch::Tensor &qkv,
                                                              const torch::Tensor &cos,
                                                              const torch::Tensor &sin,
-                                                             int64_t heads);
+                                                             int64_t heads, int64_t kvHeads = -1);
 torch::Tensor crossEntropy(const torch::Tensor &logits, const torch::Tensor &targets);
 torch::Tensor linear(const torch::Tensor &x, const torch::Tensor &weight);
 

@@ -12,7 +12,8 @@ void installTesselOps() {
   ops.rmsNorm = rmsNorm;
   ops.addRmsNorm = addRmsNorm;
   ops.swiglu = swiglu;
-  ops.rope = rope;
+  ops.rope = [](const torch::Tensor &qkv, const torch::Tensor &cos, const torch::Tensor &sin,
+                int64_t heads, int64_t kvHeads) { return rope(qkv, cos, sin, heads, kvHeads); };
   ops.crossEntropy = crossEntropy;
   ops.linear = linear;
   ops.adamw = [](const auto &params, const auto &grads, const auto &expAvg,

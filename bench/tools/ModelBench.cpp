@@ -64,6 +64,7 @@ struct Options {
   std::vector<std::string> matmuls = {"torch"};
   int64_t batch = 4, warmup = 3, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
+  int64_t kvHeads = 0, attentionWindow = -1;
   double lr = 1e-3;
   std::string device = "auto", adamw = "auto", weightCast = "auto", snapshotDir = ".";
   std::string json, csv, markdownFile, lossCurve, profile, initCheckpoint;
@@ -380,6 +381,8 @@ Record runConfig(const Options &options, const Config &config, torch::Device dev
   r.set("d_ff", config.model.dFF);
   r.set("num_layers", config.model.numLayers);
   r.set("num_heads", config.model.numHeads);
+  r.set("kv_heads", config.model.kvHeads());
+  r.set("attention_window", config.model.attentionWindow);
   r.set("vocab_size", config.model.vocabSize);
   r.set("batch", options.batch);
   r.set("context", config.context);
@@ -578,6 +581,12 @@ int runModel(int argc, char **argv) {
   flags.add("d-ff", "N", "override d_ff", o.dFF);
   flags.add("num-layers", "N", "override the number of layers", o.numLayers);
   flags.add("num-heads", "N", "override the number of heads", o.numHeads);
+  flags.add("kv-heads", "N",
+            "key/value heads: grouped-query attention with fewer than the heads (a divisor)",
+            o.kvHeads);
+  flags.add("attention-window", "N",
+            "sliding-window attention: each token sees the N tokens before it (-1: all)",
+            o.attentionWindow);
   flags.add("vocab-size", "N", "override the vocabulary size", o.vocabSize);
   flags.add("device", "DEV", "auto | cuda | cpu", o.device);
   flags.add("seed", "N", "seed for the weights and the batch", o.seed);
@@ -641,6 +650,11 @@ int runModel(int argc, char **argv) {
       apply(o.dFF, mc.dFF);
       apply(o.numLayers, mc.numLayers);
       apply(o.numHeads, mc.numHeads);
+      apply(o.kvHeads, mc.numKvHeads);
+      if (o.attentionWindow != -1) {
+        mc.attentionWindow = o.attentionWindow;
+        custom = true;
+      }
       apply(o.vocabSize, mc.vocabSize);
       if (custom && name != "custom")
         mc.name = name + "-custom";

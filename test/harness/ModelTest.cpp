@@ -141,6 +141,46 @@ TEST(HarnessModel, NaiveAndSdpaAttentionAgree) {
   EXPECT_TRUE(torch::allclose(naive, lm->forward(tokens), 1e-4, 1e-5));
 }
 
+TEST(HarnessModel, GroupedQueryAttentionShrinksTheProjection) {
+  ModelConfig c = tinyConfig(); // d_model 32, 4 heads of 8
+  c.numKvHeads = 2;
+  int64_t d = c.dModel, kv = 2 * 8, f = c.dFF, v = c.vocabSize;
+  EXPECT_EQ(c.parameterCount(),
+            2 * v * d + c.numLayers * (2 * d * d + 2 * d * kv + 3 * d * f + 2 * d) + d);
+  torch::manual_seed(5);
+  TransformerLM lm(c);
+  EXPECT_EQ(lm->numParameters(), c.parameterCount());
+  EXPECT_EQ(lm->named_parameters()["layers.0.attn.qkv_proj.weight"].sizes(),
+            (std::vector<int64_t>{d + 2 * kv, d}));
+  EXPECT_NE(c.describe().find("2 kv heads"), std::string::npos) << c.describe();
+}
+
+// Grouped-query attention with a sliding window: naive (scores materialised, k and v
+// repeated per group) and SDPA (enable_gqa, the window as a mask) compute one function, and
+// a token more than the window back does not reach a later position in the first layer.
+TEST(HarnessModel, GroupedQueryAndWindowAttentionAgreeAndHideFarTokens) {
+  ModelConfig c = tinyConfig();
+  c.numKvHeads = 1, c.attentionWindow = 3, c.numLayers = 1;
+  c.attention = AttentionImpl::Naive;
+  torch::manual_seed(6);
+  TransformerLM lm(c);
+  torch::NoGradGuard noGrad;
+  torch::Tensor tokens = randomTokens(2, 16, 97, 7);
+  torch::Tensor naive = lm->forward(tokens);
+  lm->setAttention(AttentionImpl::Sdpa);
+  EXPECT_TRUE(torch::allclose(naive, lm->forward(tokens), 1e-4, 1e-5));
+  // One layer: position p sees tokens p-3..p only; changing token 2 leaves p >= 6 alone.
+  torch::Tensor changed = tokens.clone();
+  changed.index_put_({torch::indexing::Slice(), 2},
+                     (tokens.index({torch::indexing::Slice(), 2}) + 1) % 97);
+  torch::Tensor a = lm->forward(tokens), b = lm->forward(changed);
+  auto seen = torch::indexing::Slice(2, 6), hidden = torch::indexing::Slice(6, 16);
+  EXPECT_TRUE(torch::allclose(a.index({torch::indexing::Slice(), hidden}),
+                              b.index({torch::indexing::Slice(), hidden}), 1e-6, 1e-6));
+  EXPECT_FALSE(torch::allclose(a.index({torch::indexing::Slice(), seen}),
+                               b.index({torch::indexing::Slice(), seen}), 1e-4, 1e-4));
+}
+
 TEST(HarnessModel, RopeMatchesTheDirectFormula) {
   const int64_t seq = 9, dHead = 8;
   const double theta = 10000.0;
@@ -365,7 +405,7 @@ TEST(HarnessModel, TesselKernelsReportWhatIsMissingAndUseWhatIsRegistered) {
   }
   int calls = 0;
   tesselOps().attention = [&](const torch::Tensor &q, const torch::Tensor &k,
-                              const torch::Tensor &v) {
+                              const torch::Tensor &v, int64_t) {
     ++calls;
     return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true);
   };
@@ -382,6 +422,12 @@ TEST(HarnessModel, TesselKernelsReportWhatIsMissingAndUseWhatIsRegistered) {
 TEST(HarnessModel, ConfigValidation) {
   ModelConfig c = tinyConfig();
   c.numHeads = 5;
+  EXPECT_THROW(c.validate(), std::invalid_argument);
+  c = tinyConfig();
+  c.numKvHeads = 3; // 4 query heads cannot share 3 key/value heads
+  EXPECT_THROW(c.validate(), std::invalid_argument);
+  c = tinyConfig();
+  c.attentionWindow = -2;
   EXPECT_THROW(c.validate(), std::invalid_argument);
   c = tinyConfig();
   c.dModel = 36;

@@ -162,47 +162,54 @@ TEST_P(FusedKernelsTest, SwiGLUForwardAndBackward) {
 }
 
 TEST_P(FusedKernelsTest, RopeForwardAndBackward) {
-  int batch = 2, seq = 5, heads = 3, half = 8, d = 2 * half, width = 3 * heads * d;
-  SourceKernel fwd = compileKernel("rope.tsl", "rope_fwd", {"T=" + dt(), "BLOCK=32"});
-  SourceKernel bwd = compileKernel("rope.tsl", "rope_bwd", {"T=" + dt(), "BLOCK=32"});
-  ASSERT_TRUE(fwd.kernel && bwd.kernel);
-  size_t qkvN = size_t(batch * seq * width), headN = size_t(batch * heads * seq * d);
-  HostTensor qkv = randomTensor(dt(), qkvN, 6), cos = f32(size_t(seq * half)), sin = f32(size_t(seq * half));
-  for (int s = 0; s < seq; ++s)
-    for (int i = 0; i < half; ++i) {
-      double angle = s * std::pow(10000.0, -2.0 * i / d);
-      cos.set(size_t(s * half + i), float(std::cos(angle)));
-      sin.set(size_t(s * half + i), float(std::sin(angle)));
-    }
-  HostTensor q(dt(), headN), k(dt(), headN), v(dt(), headN), dqkv(dt(), qkvN);
-  MemoryMap mem;
-  for (auto [t, name] : {std::pair{&qkv, "qkv"}, {&cos, "cos"}, {&sin, "sin"}, {&q, "q"}, {&k, "k"},
-                         {&v, "v"}, {&dqkv, "dqkv"}})
-    mem.add(t->data(), t->bytes.size(), name);
-  ASSERT_EQ(run(fwd, {batch * seq}, {q.data(), k.data(), v.data(), qkv.data(), cos.data(), sin.data(),
-                                     seq, heads, half, width}, mem), "");
-  // The backward of the outputs themselves: rotating back gives the projection again.
-  ASSERT_EQ(run(bwd, {batch * seq}, {dqkv.data(), q.data(), k.data(), v.data(), cos.data(),
-                                     sin.data(), seq, heads, half, width}, mem), "");
-  for (int b = 0; b < batch; ++b)
+  // Multi-head (3/3) and grouped-query (4 query heads sharing 2 key/value heads).
+  for (auto [heads, kvHeads] : {std::pair{3, 3}, {4, 2}}) {
+    SCOPED_TRACE(std::to_string(heads) + "/" + std::to_string(kvHeads) + " heads");
+    int batch = 2, seq = 5, half = 8, d = 2 * half, width = (heads + 2 * kvHeads) * d;
+    SourceKernel fwd = compileKernel("rope.tsl", "rope_fwd", {"T=" + dt(), "BLOCK=32"});
+    SourceKernel bwd = compileKernel("rope.tsl", "rope_bwd", {"T=" + dt(), "BLOCK=32"});
+    ASSERT_TRUE(fwd.kernel && bwd.kernel);
+    size_t qkvN = size_t(batch * seq * width), qN = size_t(batch * heads * seq * d);
+    size_t kvN = size_t(batch * kvHeads * seq * d);
+    HostTensor qkv = randomTensor(dt(), qkvN, 6), cos = f32(size_t(seq * half)), sin = f32(size_t(seq * half));
     for (int s = 0; s < seq; ++s)
-      for (int h = 0; h < heads; ++h)
-        for (int i = 0; i < half; ++i) {
-          size_t row = size_t((b * seq + s) * width), out = size_t(((b * heads + h) * seq + s) * d + 2 * i);
-          double c = cos.get(size_t(s * half + i)), sn = sin.get(size_t(s * half + i));
-          for (int part = 0; part < 3; ++part) {
-            HostTensor &dst = part == 0 ? q : part == 1 ? k : v;
-            size_t src = row + size_t(part * heads * d + h * d + 2 * i);
-            double x0 = qkv.get(src), x1 = qkv.get(src + 1);
-            double r0 = part == 2 ? x0 : x0 * c - x1 * sn, r1 = part == 2 ? x1 : x0 * sn + x1 * c;
-            double bound = rel() * (std::fabs(x0) + std::fabs(x1)) + 1e-6;
-            EXPECT_WITHIN(dst.get(out), r0, bound, "part " << part << " pair " << i);
-            EXPECT_WITHIN(dst.get(out + 1), r1, bound, "part " << part << " pair " << i);
-            // Back through the inverse rotation (two roundings to T on the way).
-            EXPECT_WITHIN(dqkv.get(src), x0, 3 * bound, "dqkv part " << part);
-            EXPECT_WITHIN(dqkv.get(src + 1), x1, 3 * bound, "dqkv part " << part);
-          }
+      for (int i = 0; i < half; ++i) {
+        double angle = s * std::pow(10000.0, -2.0 * i / d);
+        cos.set(size_t(s * half + i), float(std::cos(angle)));
+        sin.set(size_t(s * half + i), float(std::sin(angle)));
+      }
+    HostTensor q(dt(), qN), k(dt(), kvN), v(dt(), kvN), dqkv(dt(), qkvN);
+    MemoryMap mem;
+    for (auto [t, name] : {std::pair{&qkv, "qkv"}, {&cos, "cos"}, {&sin, "sin"}, {&q, "q"}, {&k, "k"},
+                           {&v, "v"}, {&dqkv, "dqkv"}})
+      mem.add(t->data(), t->bytes.size(), name);
+    ASSERT_EQ(run(fwd, {batch * seq}, {q.data(), k.data(), v.data(), qkv.data(), cos.data(), sin.data(),
+                                       seq, heads, kvHeads, half, width}, mem), "");
+    // The backward of the outputs themselves: rotating back gives the projection again.
+    ASSERT_EQ(run(bwd, {batch * seq}, {dqkv.data(), q.data(), k.data(), v.data(), cos.data(),
+                                       sin.data(), seq, heads, kvHeads, half, width}, mem), "");
+    for (int b = 0; b < batch; ++b)
+      for (int s = 0; s < seq; ++s)
+        for (int part = 0; part < 3; ++part) {
+          int partHeads = part == 0 ? heads : kvHeads;
+          int start = part == 0 ? 0 : part == 1 ? heads * d : (heads + kvHeads) * d;
+          HostTensor &dst = part == 0 ? q : part == 1 ? k : v;
+          for (int h = 0; h < partHeads; ++h)
+            for (int i = 0; i < half; ++i) {
+              size_t src = size_t((b * seq + s) * width + start + h * d + 2 * i);
+              size_t out = size_t(((b * partHeads + h) * seq + s) * d + 2 * i);
+              double c = cos.get(size_t(s * half + i)), sn = sin.get(size_t(s * half + i));
+              double x0 = qkv.get(src), x1 = qkv.get(src + 1);
+              double r0 = part == 2 ? x0 : x0 * c - x1 * sn, r1 = part == 2 ? x1 : x0 * sn + x1 * c;
+              double bound = rel() * (std::fabs(x0) + std::fabs(x1)) + 1e-6;
+              EXPECT_WITHIN(dst.get(out), r0, bound, "part " << part << " head " << h << " pair " << i);
+              EXPECT_WITHIN(dst.get(out + 1), r1, bound, "part " << part << " head " << h << " pair " << i);
+              // Back through the inverse rotation (two roundings to T on the way).
+              EXPECT_WITHIN(dqkv.get(src), x0, 3 * bound, "dqkv part " << part);
+              EXPECT_WITHIN(dqkv.get(src + 1), x1, 3 * bound, "dqkv part " << part);
+            }
         }
+  }
 }
 
 TEST_P(FusedKernelsTest, CrossEntropyForwardAndBackward) {

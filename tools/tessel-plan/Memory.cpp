@@ -70,6 +70,8 @@ std::vector<SavedTensor> savedPerBlock(const StepSetup &s) {
   if (m.architecture == Architecture::FfnOnly) // x for W1, the hidden for W2
     return {{"W1 input", d, a}, {"W2 input", f, a}};
   double heads = static_cast<double>(m.numHeads), t = static_cast<double>(s.context);
+  double kv = static_cast<double>(m.kvWidth()); // k's (and v's) width: d without GQA
+  bool grouped = m.kvHeads() != m.numHeads;
   bool eager = s.kernels == Kernels::Eager;
   std::vector<SavedTensor> saved;
   auto norm = [&](const char *name) {
@@ -85,11 +87,11 @@ std::vector<SavedTensor> savedPerBlock(const StepSetup &s) {
     // SDPA keeps v, a view of qkv, so the whole projection stays (naive attention copies v
     // and frees it); RoPE's q and k are a new tensor.
     if (s.attention != Attention::Naive)
-      saved.push_back({"qkv projection (v is a view)", 3 * d, a});
-    saved.push_back({"q, k after RoPE", 2 * d, a});
+      saved.push_back({"qkv projection (v is a view)", d + 2 * kv, a});
+    saved.push_back({"q, k after RoPE", d + kv, a});
   } else {
     // The fused RoPE writes q, k and v anew and keeps only its tables: qkv is freed.
-    saved.push_back({"q, k, v after RoPE", 3 * d, a});
+    saved.push_back({"q, k, v after RoPE", d + 2 * kv, a});
   }
   switch (s.attention) {
   case Attention::Naive:
@@ -99,8 +101,10 @@ std::vector<SavedTensor> savedPerBlock(const StepSetup &s) {
       saved.push_back({"attention probabilities cast for P V", heads * t, 2});
     // The causal mask, [seq, seq] bool, per block: seq / batch bytes a token.
     saved.push_back({"causal mask", t / static_cast<double>(std::max<int64_t>(1, s.batch)), 1});
-    // matmul flattens [batch, heads] for bmm: v, a transposed view, is copied.
-    saved.push_back({"v, contiguous copy for P V", d, a});
+    if (grouped) // repeat_interleave gives every query head its own (contiguous) k and v
+      saved.push_back({"k, v repeated per query head", 2 * d, a});
+    else // matmul flattens [batch, heads] for bmm: v, a transposed view, is copied.
+      saved.push_back({"v, contiguous copy for P V", d, a});
     saved.push_back({"attention output, transposed copy (output projection input)", d, a});
     break;
   case Attention::Sdpa:

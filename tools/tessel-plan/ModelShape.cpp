@@ -10,7 +10,8 @@ int64_t ModelShape::blockParameters() const {
   int64_t ffn = (architecture == Architecture::FfnOnly ? 2 : 3) * dModel * dFF; // W1, W2 (, W3)
   if (architecture == Architecture::FfnOnly)
     return ffn;
-  return 4 * dModel * dModel + ffn + 2 * dModel; // q, k, v, output; SwiGLU; two RMSNorms
+  // q and output, k and v (narrower with grouped-query attention); SwiGLU; two RMSNorms.
+  return 2 * dModel * dModel + 2 * dModel * kvWidth() + ffn + 2 * dModel;
 }
 
 int64_t ModelShape::linearParameters() const {

@@ -28,6 +28,12 @@ struct ModelShape {
   std::string name;
   Architecture architecture = Architecture::TransformerLM;
   int64_t vocabSize = 10000, dModel = 0, dFF = 0, numLayers = 0, numHeads = 0;
+  /// Key/value heads (grouped-query attention); 0: numHeads (multi-head attention).
+  int64_t numKvHeads = 0;
+
+  int64_t kvHeads() const { return numKvHeads > 0 ? numKvHeads : numHeads; }
+  /// The width of k (and of v) a token: kv heads times the head dimension (dModel for MHA).
+  int64_t kvWidth() const { return numHeads > 0 ? kvHeads() * (dModel / numHeads) : dModel; }
 
   int64_t blockParameters() const;
   /// Parameters of the linears alone (what bf16 weight copies cover).

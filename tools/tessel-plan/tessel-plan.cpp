@@ -51,13 +51,15 @@ double deviceMemoryBytes(const std::string &text) {
 /// The model: a preset, with any size given on the command line changed.
 struct ShapeFlags {
   std::string model = "xl";
-  int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = -1;
+  int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, numKvHeads = 0, vocabSize = -1;
   void addTo(FlagParser &flags) {
     flags.add("model", "NAME", "preset: " + presetNames(), model);
     flags.add("d-model", "N", "override d_model", dModel);
     flags.add("d-ff", "N", "override d_ff", dFF);
     flags.add("num-layers", "N", "override the number of blocks", numLayers);
     flags.add("num-heads", "N", "override the number of heads", numHeads);
+    flags.add("kv-heads", "N", "key/value heads (grouped-query attention; default: the heads)",
+              numKvHeads);
     flags.add("vocab-size", "N", "override the vocabulary", vocabSize);
   }
   ModelShape shape() const {
@@ -74,12 +76,15 @@ struct ShapeFlags {
     apply(dFF, s->dFF);
     apply(numLayers, s->numLayers);
     apply(numHeads, s->numHeads);
+    apply(numKvHeads, s->numKvHeads);
     apply(vocabSize, s->vocabSize);
     if (s->dModel <= 0 || s->dFF <= 0 || s->numLayers <= 0 ||
         (s->architecture == Architecture::TransformerLM && (s->numHeads <= 0 || s->vocabSize <= 0)))
       throw std::invalid_argument("model sizes must be positive");
     if (s->architecture == Architecture::TransformerLM && s->dModel % s->numHeads != 0)
       throw std::invalid_argument("d_model must be a multiple of the number of heads");
+    if (s->architecture == Architecture::TransformerLM && s->numHeads % s->kvHeads() != 0)
+      throw std::invalid_argument("the number of heads must be a multiple of --kv-heads");
     return *s;
   }
 };

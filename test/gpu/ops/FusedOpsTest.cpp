@@ -168,25 +168,29 @@ TEST_P(FusedOpsTest, SwiGLU) {
 }
 
 TEST_P(FusedOpsTest, RopeFromFusedProjection) {
-  for (auto [batch, seq, heads, dHead] :
-       {std::tuple{2, 37, 3, 64}, {1, 5, 25, 64}, {3, 17, 2, 16}, {1, 1, 1, 2}}) {
+  // (batch, seq, heads, kv heads, head dim): grouped-query projections too.
+  for (auto [batch, seq, heads, kvHeads, dHead] :
+       {std::tuple{2, 37, 3, 3, 64}, {1, 5, 25, 25, 64}, {3, 17, 2, 2, 16}, {1, 1, 1, 1, 2},
+        {2, 19, 8, 2, 32}, {1, 7, 6, 1, 64}}) {
     SCOPED_TRACE(std::to_string(batch) + "x" + std::to_string(seq) + " heads " +
-                 std::to_string(heads) + " d " + std::to_string(dHead));
+                 std::to_string(heads) + "/" + std::to_string(kvHeads) + " d " +
+                 std::to_string(dHead));
     model::RotaryEmbedding rope(10000.0, dHead, 64, torch::TensorOptions().device(torch::kCUDA));
-    int64_t d = heads * dHead;
-    torch::Tensor qkv = randomIn({batch, seq, 3 * d}, dtype());
+    int64_t d = heads * dHead, kvd = kvHeads * dHead;
+    torch::Tensor qkv = randomIn({batch, seq, d + 2 * kvd}, dtype());
     torch::Tensor dq = randomIn({batch, heads, seq, dHead}, dtype());
-    torch::Tensor dk = randomIn({batch, heads, seq, dHead}, dtype());
-    torch::Tensor dv = randomIn({batch, heads, seq, dHead}, dtype());
+    torch::Tensor dk = randomIn({batch, kvHeads, seq, dHead}, dtype());
+    torch::Tensor dv = randomIn({batch, kvHeads, seq, dHead}, dtype());
     // The eager model's RoPE on views of the projection, in float64.
     torch::Tensor qkvr = qkv.clone().requires_grad_(true);
-    auto split = [&](int64_t part) {
-      return qkvr.narrow(-1, part * d, d).view({batch, seq, heads, dHead}).transpose(1, 2);
+    auto split = [&](int64_t start, int64_t h) {
+      return qkvr.narrow(-1, start, h * dHead).view({batch, seq, h, dHead}).transpose(1, 2);
     };
-    torch::Tensor qr = rope(split(0)), kr = rope(split(1)), vr = split(2);
+    torch::Tensor qr = rope(split(0, heads)), kr = rope(split(d, kvHeads));
+    torch::Tensor vr = split(d + kvd, kvHeads);
     torch::autograd::backward({qr, kr, vr}, {dq, dk, dv});
     torch::Tensor qkvt = qkv.to(dtype()).requires_grad_(true);
-    auto [q, k, v] = ops::rope(qkvt, rope->cosTable, rope->sinTable, heads);
+    auto [q, k, v] = ops::rope(qkvt, rope->cosTable, rope->sinTable, heads, kvHeads);
     EXPECT_TRUE(q.is_contiguous() && k.is_contiguous() && v.is_contiguous());
     torch::autograd::backward({q, k, v}, {dq.to(dtype()), dk.to(dtype()), dv.to(dtype())});
     double rel = rounding(dtype());
@@ -571,6 +575,9 @@ TEST(FusedOpsErrors, NameWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(message([&] { ops::rope(torch::ones({1, 4, 25}, cuda), table, table, 2); })
                 .find("rope: qkv must be"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ops::rope(torch::ones({1, 4, 40}, cuda), table, table, 6, 4); })
+                .find("rope: heads (6) must be a positive multiple of kv_heads (4)"),
             std::string::npos);
   EXPECT_NE(message([&] {
               ops::crossEntropy(torch::ones({3, 10}, cuda), torch::zeros({3}, cuda.dtype(torch::kInt)));
