@@ -12,6 +12,7 @@
 #include "compiler/VariantCompiler.h"
 #include "dialect/Target.h"
 #include "frontend/ASTPrinter.h"
+#include "frontend/Imports.h"
 #include "frontend/Parser.h"
 #include "package/Hash.h"
 
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 
@@ -207,7 +209,8 @@ CompileResult compile(std::string_view source, std::string_view fileName,
     result.totalMs = msSince(start);
     return std::move(result);
   };
-  fe::ast::Module module = fe::parseModule(file, diags);
+  fe::ImportedFiles imported;
+  fe::ast::Module module = fe::parseWithImports(file, diags, imported, options.importDirs);
   if (diags.hasErrors())
     return finish();
   if (options.stage == Stage::AST) {
@@ -227,7 +230,12 @@ CompileResult compile(std::string_view source, std::string_view fileName,
   }
   result.package.compiler = versionText();
   result.package.source = std::string(fileName);
-  result.package.sourceHash = fnv1aHex(file.text());
+  // The imported files are part of the source (a variant of the attention kernels changes
+  // with flash_attention.tsl).
+  std::string hashed = file.text();
+  for (const auto &f : imported.files)
+    hashed += "\n# import " + std::filesystem::path(f->name()).filename().string() + "\n" + f->text();
+  result.package.sourceHash = fnv1aHex(hashed);
   std::string ptxas;
   if (options.cubin && !kernels.empty()) {
     std::string error;

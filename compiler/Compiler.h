@@ -35,6 +35,9 @@ struct CompileOptions {
   frontend::ConstexprValues defines;
   /// The kernels to compile (empty: every @kernel).
   std::vector<std::string> kernels;
+  /// Where `import "file.tsl"` looks after the importing file's folder (tesselc -I, then
+  /// the kernels/ folder of the source tree tesselc was built from).
+  std::vector<std::string> importDirs;
   /// num_warps of kernels without @autotune.
   unsigned numWarps = 4;
   /// sm_90a: the wgmma operands loaded by bulk tensor copies (TMA): "a", "b", "ab", "".

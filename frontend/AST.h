@@ -182,7 +182,14 @@ struct Constant {
   ExprPtr value;
 };
 
+/// `import "path.tsl"`: another file's functions and constants join this module.
+struct Import {
+  std::string path;
+  SourceRange range;
+};
+
 struct Module {
+  std::vector<Import> imports;
   std::vector<Constant> constants;
   std::vector<std::unique_ptr<Function>> functions;
   const Function *function(const std::string &name) const;

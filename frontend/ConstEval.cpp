@@ -85,13 +85,21 @@ ConstValue ConstValue::ofString(std::string s) {
   return c;
 }
 
+ConstValue ConstValue::ofFunction(std::string name) {
+  ConstValue c;
+  c.kind = Kind::Function;
+  c.text = std::move(name);
+  return c;
+}
+
 bool ConstValue::truthy() const {
   switch (kind) {
   case Kind::Int:
   case Kind::Bool: return intValue != 0;
   case Kind::Float: return floatValue != 0;
   case Kind::String: return !text.empty();
-  case Kind::DType: return true;
+  case Kind::DType:
+  case Kind::Function: return true;
   case Kind::None: return false;
   }
   return false;
@@ -118,6 +126,7 @@ std::string ConstValue::toString() const {
   case Kind::DType: return dtypeName(dtype);
   case Kind::String: return "\"" + text + "\"";
   case Kind::None: return "None";
+  case Kind::Function: return "<function " + text + ">";
   }
   return "?";
 }
@@ -130,6 +139,7 @@ const char *ConstValue::kindName() const {
   case Kind::DType: return "dtype";
   case Kind::String: return "str";
   case Kind::None: return "None";
+  case Kind::Function: return "function";
   }
   return "?";
 }
@@ -142,7 +152,8 @@ bool ConstValue::operator==(const ConstValue &other) const {
   case Kind::Bool: return intValue == other.intValue;
   case Kind::Float: return floatValue == other.floatValue;
   case Kind::DType: return dtype == other.dtype;
-  case Kind::String: return text == other.text;
+  case Kind::String:
+  case Kind::Function: return text == other.text;
   case Kind::None: return true;
   }
   return false;

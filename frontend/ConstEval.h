@@ -28,18 +28,20 @@ unsigned dtypeBits(DType type);
 
 /// A compile-time value.
 struct ConstValue {
-  enum class Kind { Int, Float, Bool, DType, String, None };
+  enum class Kind { Int, Float, Bool, DType, String, None, Function };
   Kind kind = Kind::None;
   int64_t intValue = 0; // Int, Bool (0/1)
   double floatValue = 0;
   DType dtype = DType::F32;
-  std::string text; // String
+  std::string text; // String; Function: the @func's name
 
   static ConstValue ofInt(int64_t v);
   static ConstValue ofFloat(double v);
   static ConstValue ofBool(bool v);
   static ConstValue ofDType(DType t);
   static ConstValue ofString(std::string s);
+  /// A @func named as a value (`SCORE_MOD = softcap`): a constexpr that can be called.
+  static ConstValue ofFunction(std::string name);
   static ConstValue none() { return ConstValue(); }
 
   bool isInt() const { return kind == Kind::Int; }
@@ -47,12 +49,13 @@ struct ConstValue {
   bool isBool() const { return kind == Kind::Bool; }
   bool isNumber() const { return isInt() || isFloat() || isBool(); }
   bool isDType() const { return kind == Kind::DType; }
+  bool isFunction() const { return kind == Kind::Function; }
   /// Python truthiness.
   bool truthy() const;
   double asDouble() const;
-  /// "1024", "0.5", "True", "bf16", "\"text\"", "None".
+  /// "1024", "0.5", "True", "bf16", "\"text\"", "None", "<function softcap>".
   std::string toString() const;
-  /// "int", "float", "bool", "dtype", "str", "None".
+  /// "int", "float", "bool", "dtype", "str", "None", "function".
   const char *kindName() const;
   bool operator==(const ConstValue &other) const;
 };

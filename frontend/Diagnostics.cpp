@@ -41,6 +41,21 @@ SourceLoc SourceFile::locFor(unsigned line, unsigned col) const {
   return SourceLoc{uint32_t(lineStarts_[line - 1] + col - 1), line, col};
 }
 
+uint32_t DiagnosticEngine::fileIndex(const SourceFile &file) {
+  for (size_t i = 0; i < files_.size(); ++i)
+    if (files_[i] == &file)
+      return uint32_t(i);
+  files_.push_back(&file);
+  return uint32_t(files_.size() - 1);
+}
+
+std::optional<uint32_t> DiagnosticEngine::fileNamed(const std::string &name) const {
+  for (size_t i = 0; i < files_.size(); ++i)
+    if (files_[i]->name() == name)
+      return uint32_t(i);
+  return std::nullopt;
+}
+
 Diagnostic &DiagnosticEngine::add(Severity severity, SourceRange range,
                                   std::string message) {
   if (severity == Severity::Error) {
@@ -95,7 +110,8 @@ static const char *severityName(Severity severity) {
 }
 
 void DiagnosticEngine::renderOne(std::string &out, const Diagnostic &diag) const {
-  out += file_.name();
+  const SourceFile &file = fileAt(diag.range.begin.file);
+  out += file.name();
   if (diag.range.isValid()) {
     out += ':' + std::to_string(diag.range.begin.line) + ':' +
            std::to_string(diag.range.begin.col);
@@ -107,7 +123,7 @@ void DiagnosticEngine::renderOne(std::string &out, const Diagnostic &diag) const
   out += '\n';
   if (!diag.range.isValid())
     return;
-  std::string_view line = file_.lineText(diag.range.begin.line);
+  std::string_view line = file.lineText(diag.range.begin.line);
   // Non-printable bytes would garble the terminal: show them as '?'.
   std::string shown(line);
   for (char &c : shown)
@@ -142,15 +158,17 @@ std::string DiagnosticEngine::render(const Diagnostic &diag) const {
 }
 
 void DiagnosticEngine::flush(std::ostream &os) {
-  // The lexer runs before the parser: print in source order.
+  // The lexer runs before the parser: print in source order (an imported file's after).
   // (A stable sort by offset, done on indices: std::stable_sort trips a
   // libstdc++ deprecation warning under clang.)
   std::vector<size_t> order;
   for (size_t i = printed_; i < diags_.size(); ++i)
     order.push_back(i);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    uint32_t oa = diags_[a].range.begin.offset, ob = diags_[b].range.begin.offset;
-    return oa != ob ? oa < ob : a < b;
+    const SourceLoc &la = diags_[a].range.begin, &lb = diags_[b].range.begin;
+    if (la.file != lb.file)
+      return la.file < lb.file;
+    return la.offset != lb.offset ? la.offset < lb.offset : a < b;
   });
   std::vector<Diagnostic> sorted;
   for (size_t i : order)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -15,11 +16,14 @@
 
 namespace tessel::frontend {
 
-/// A position in a source file: byte offset and 1-based line and column.
+/// A position in a source file: byte offset and 1-based line and column, and which file of
+/// the compilation (0: the file compiled; others: the files it imports, in the order the
+/// DiagnosticEngine met them).
 struct SourceLoc {
   uint32_t offset = 0;
   uint32_t line = 0;
   uint32_t col = 0;
+  uint32_t file = 0;
   bool isValid() const { return line != 0; }
 };
 
@@ -45,7 +49,8 @@ public:
   unsigned lineCount() const { return unsigned(lineStarts_.size()); }
   /// The text of 1-based line `line` without its newline ("" when out of range).
   std::string_view lineText(unsigned line) const;
-  /// The location of 1-based (line, col), clamped into the file.
+  /// The location of 1-based (line, col), clamped into the file (file index 0: the caller
+  /// sets the index it knows the file by).
   SourceLoc locFor(unsigned line, unsigned col) const;
 
 private:
@@ -64,7 +69,8 @@ struct Diagnostic {
   std::vector<Diagnostic> notes;
 };
 
-/// Collects diagnostics for one file and prints them like clang:
+/// Collects the diagnostics of one compilation (a file and the files it imports) and prints
+/// them like clang:
 ///   file.tsl:12:9: error: unknown name 'colss'
 ///       mask = colss < n
 ///              ^~~~~
@@ -75,7 +81,7 @@ public:
   static constexpr unsigned kDefaultErrorLimit = 20;
 
   explicit DiagnosticEngine(const SourceFile &file, unsigned errorLimit = kDefaultErrorLimit)
-      : file_(file), errorLimit_(errorLimit) {}
+      : files_{&file}, errorLimit_(errorLimit) {}
 
   /// Adds an error; returns it so that notes can be attached.
   Diagnostic &error(SourceRange range, std::string message);
@@ -86,7 +92,16 @@ public:
   bool hasErrors() const { return errorCount_ != 0; }
   unsigned errorCount() const { return errorCount_; }
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
-  const SourceFile &file() const { return file_; }
+  /// The file compiled (index 0).
+  const SourceFile &file() const { return *files_.front(); }
+  /// The index locations in `file` carry, adding it (an imported file) on first use. The
+  /// file must outlive the engine.
+  uint32_t fileIndex(const SourceFile &file);
+  const SourceFile &fileAt(uint32_t index) const {
+    return *files_[index < files_.size() ? index : 0];
+  }
+  /// The file named `name` (index), or nullopt.
+  std::optional<uint32_t> fileNamed(const std::string &name) const;
 
   /// Renders one diagnostic (and its notes) as text ending in a newline.
   std::string render(const Diagnostic &diag) const;
@@ -99,7 +114,7 @@ private:
   Diagnostic &add(Severity severity, SourceRange range, std::string message);
   void renderOne(std::string &out, const Diagnostic &diag) const;
 
-  const SourceFile &file_;
+  std::vector<const SourceFile *> files_;
   unsigned errorLimit_; // 0: no limit
   std::vector<Diagnostic> diags_;
   Diagnostic overflow_;

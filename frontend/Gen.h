@@ -195,7 +195,7 @@ public:
   GenValue genStore(BuiltinCall &call);
   GenValue genWhere(BuiltinCall &call);
   GenValue genMinMax(BuiltinCall &call);    // maximum, minimum
-  GenValue genMath(BuiltinCall &call);      // exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs
+  GenValue genMath(BuiltinCall &call);      // exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs, tanh
   GenValue genReduce(BuiltinCall &call);    // sum, max, min
   GenValue genCdiv(BuiltinCall &call);
   GenValue genStaticAssert(BuiltinCall &call);
@@ -224,7 +224,6 @@ public:
   const ast::Module &module;
   const Specialization &spec;
   DiagnosticEngine &diags;
-  mlir::StringAttr fileName;
   std::unique_ptr<Scope> kernelScope_;
   Scope *scope = nullptr;
   std::vector<Scope *> callStack;

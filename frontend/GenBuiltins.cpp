@@ -41,6 +41,7 @@ const Builtin kBuiltins[] = {
     {"log", &Generator::genMath},             {"log2", &Generator::genMath},
     {"sqrt", &Generator::genMath},            {"rsqrt", &Generator::genMath},
     {"sigmoid", &Generator::genMath},         {"abs", &Generator::genMath},
+    {"tanh", &Generator::genMath},
     {"sum", &Generator::genReduce},           {"max", &Generator::genReduce},
     {"min", &Generator::genReduce},           {"cdiv", &Generator::genCdiv},
     {"static_assert", &Generator::genStaticAssert},
@@ -316,6 +317,7 @@ GenValue Generator::genMath(BuiltinCall &call) {
                : call.name == "log2"  ? std::log2(v)
                : call.name == "sqrt"  ? std::sqrt(v)
                : call.name == "rsqrt" ? 1.0 / std::sqrt(v)
+               : call.name == "tanh"  ? std::tanh(v)
                                  : 1.0 / (1.0 + std::exp(-v));
     return GenValue::ofConst(ConstValue::ofFloat(r));
   }
@@ -339,6 +341,7 @@ GenValue Generator::genMath(BuiltinCall &call) {
   else if (call.name == "log2") r = math::Log2Op::create(b, call.loc, v);
   else if (call.name == "sqrt") r = math::SqrtOp::create(b, call.loc, v);
   else if (call.name == "rsqrt") r = math::RsqrtOp::create(b, call.loc, v);
+  else if (call.name == "tanh") r = math::TanhOp::create(b, call.loc, v);
   else {
     // sigmoid(x) = 1 / (1 + exp(-x))
     Value one = constantOf(ConstValue::ofFloat(1.0), v.getType());

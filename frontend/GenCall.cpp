@@ -84,8 +84,20 @@ GenValue Generator::genCall(const Expr &expr) {
   if (callee.kind != ExprKind::Name)
     return error(callee.range, "only named functions can be called");
   const std::string &name = callee.name;
-  if (scope->vars.count(name))
-    return error(callee.range, "'" + name + "' is a variable, not a function");
+  // A name bound to a function value (a constexpr parameter, a constant) calls it.
+  const GenValue *bound = nullptr;
+  if (auto it = scope->vars.find(name); it != scope->vars.end())
+    bound = &it->second;
+  else if (!module.function(name))
+    bound = moduleConstant(name);
+  if (bound) {
+    if (bound->isPoison())
+      return *bound;
+    if (bound->isConst() && bound->cst.isFunction())
+      if (const ast::Function *fn = module.function(bound->cst.text))
+        return callFunc(*fn, expr);
+    return error(callee.range, "'" + name + "' is " + describe(*bound) + ", not a function");
+  }
   if (const ast::Function *fn = module.function(name)) {
     if (fn->kind == ast::FunctionKind::Kernel)
       return error(callee.range, "cannot call @kernel '" + name +

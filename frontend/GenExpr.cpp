@@ -64,9 +64,11 @@ const GenValue *Generator::moduleConstant(const std::string &name) {
     for (const ast::Constant &c : module.constants) {
       auto lookup = [&](const std::string &other) -> std::optional<ConstValue> {
         auto it = moduleConstants_.find(other);
-        if (it == moduleConstants_.end() || !it->second.isConst())
-          return std::nullopt;
-        return it->second.cst;
+        if (it != moduleConstants_.end() && it->second.isConst())
+          return it->second.cst;
+        if (const ast::Function *fn = module.function(other); fn && fn->kind == ast::FunctionKind::Func)
+          return ConstValue::ofFunction(other); // `SCORE_MOD = softcap`
+        return std::nullopt;
       };
       std::optional<ConstValue> value = evalConstExpr(*c.value, lookup, diags);
       moduleConstants_[c.name] = value ? GenValue::ofConst(*value) : GenValue::poison();
@@ -91,8 +93,13 @@ GenValue Generator::genName(const ast::Expr &expr) {
     return GenValue::ofConst(ConstValue::ofFloat(NAN));
   if (isBuiltinName(name))
     return error(expr.range, "'" + name + "' is a built-in function; call it: " + name + "(...)");
-  if (module.function(name))
-    return error(expr.range, "'" + name + "' is a function; call it: " + name + "(...)");
+  if (const ast::Function *fn = module.function(name)) {
+    // A @func named without a call is a constexpr value: it can be passed to a constexpr
+    // parameter or bound to a constant and called through it (as Triton's functions).
+    if (fn->kind == ast::FunctionKind::Func)
+      return GenValue::ofConst(ConstValue::ofFunction(name));
+    return error(expr.range, "'" + name + "' is a @kernel; it cannot be used as a value");
+  }
   Diagnostic &d = report(expr.range, "unknown name '" + name + "'");
   auto dropped = scope->dropped.find(name);
   if (dropped != scope->dropped.end()) {

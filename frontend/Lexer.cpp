@@ -29,6 +29,7 @@ const char *tokenKindName(TokenKind kind) {
   case TokenKind::KwTrue: return "'True'";
   case TokenKind::KwFalse: return "'False'";
   case TokenKind::KwNone: return "'None'";
+  case TokenKind::KwImport: return "'import'";
   case TokenKind::LParen: return "'('";
   case TokenKind::RParen: return "')'";
   case TokenKind::LBracket: return "'['";
@@ -94,6 +95,7 @@ TokenKind keywordKind(const std::string &word) {
       {"and", TokenKind::KwAnd},     {"or", TokenKind::KwOr},
       {"not", TokenKind::KwNot},     {"True", TokenKind::KwTrue},
       {"False", TokenKind::KwFalse}, {"None", TokenKind::KwNone},
+      {"import", TokenKind::KwImport},
   };
   for (const auto &kw : keywords)
     if (word == kw.text)
@@ -104,7 +106,7 @@ TokenKind keywordKind(const std::string &word) {
 class Lexer {
 public:
   Lexer(const SourceFile &file, DiagnosticEngine &diags)
-      : text_(file.text()), diags_(diags) {}
+      : text_(file.text()), diags_(diags), file_(diags.fileIndex(file)) {}
 
   std::vector<Token> run();
 
@@ -114,7 +116,7 @@ private:
   }
   bool atEnd() const { return pos_ >= text_.size(); }
   SourceLoc here() const {
-    return SourceLoc{uint32_t(pos_), line_, uint32_t(pos_ - lineStart_ + 1)};
+    return SourceLoc{uint32_t(pos_), line_, uint32_t(pos_ - lineStart_ + 1), file_};
   }
   void advance() {
     if (text_[pos_] == '\n') {
@@ -135,6 +137,7 @@ private:
 
   const std::string &text_;
   DiagnosticEngine &diags_;
+  uint32_t file_;
   std::vector<Token> tokens_;
   std::vector<unsigned> indents_{0};
   size_t pos_ = 0;
@@ -174,7 +177,7 @@ bool Lexer::nextLineStartsStatement() const {
     ++end;
   std::string word = text_.substr(p, end - p);
   return word == "def" || word == "return" || word == "pass" || word == "elif" ||
-         word == "for";
+         word == "for" || word == "import";
 }
 
 // Measures the indentation of a new line, skipping blank and comment-only

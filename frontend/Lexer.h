@@ -38,6 +38,7 @@ enum class TokenKind {
   KwTrue,
   KwFalse,
   KwNone,
+  KwImport,
   // Punctuation and operators.
   LParen,
   RParen,

@@ -24,8 +24,8 @@ namespace tessel::frontend {
 
 /// The source range of a location (the first FileLineColLoc in it, through
 /// name, call-site and fused locations), covering the identifier or number that
-/// starts there. Nullopt when the location names no position in `file`.
-std::optional<SourceRange> sourceRangeOf(mlir::Location loc, const SourceFile &file);
+/// starts there. Nullopt when the location names no position in a file of `diags`.
+std::optional<SourceRange> sourceRangeOf(mlir::Location loc, const DiagnosticEngine &diags);
 
 class SourceDiagnosticHandler : public mlir::ScopedDiagnosticHandler {
 public:
@@ -34,9 +34,9 @@ public:
 private:
   void handle(mlir::Diagnostic &diag);
   DiagnosticEngine &diags_;
-  /// Source positions (offsets) that already have an error: the conversion driver's
+  /// Source positions (file, offset) that already have an error: the conversion driver's
   /// "failed to legalize" that follows a pattern's own reason adds nothing.
-  std::set<uint32_t> errorOffsets_;
+  std::set<std::pair<uint32_t, uint32_t>> errorOffsets_;
 };
 
 } // namespace tessel::frontend

@@ -1,6 +1,7 @@
 //===- frontend/MLIRGen.cpp - the kernel function, the module, verification ===//
 #include "frontend/MLIRGen.h"
 #include "frontend/Gen.h"
+#include "frontend/MLIRDiagnostics.h"
 #include "dialect/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,13 +25,14 @@ void loadMLIRGenDialects(mlir::MLIRContext &context) {
 Generator::Generator(mlir::MLIRContext &context, const ast::Module &module,
                      const Specialization &spec, DiagnosticEngine &diags)
     : ctx(context), b(&context), module(module), spec(spec), diags(diags),
-      fileName(mlir::StringAttr::get(&context, diags.file().name())),
       curLoc_(mlir::UnknownLoc::get(&context)) {}
 
 mlir::Location Generator::loc(SourceRange range) {
   if (!range.isValid())
     return curLoc_;
-  return mlir::FileLineColLoc::get(fileName, range.begin.line, range.begin.col);
+  return mlir::FileLineColLoc::get(
+      mlir::StringAttr::get(&ctx, diags.fileAt(range.begin.file).name()), range.begin.line,
+      range.begin.col);
 }
 
 Diagnostic &Generator::report(SourceRange range, const std::string &message) {
@@ -145,9 +147,7 @@ mlir::OwningOpRef<mlir::ModuleOp> Generator::generate(const ast::Function &kerne
     if (mlir::succeeded(mlir::verify(*mod)))
       return mod;
   }
-  SourceRange where = kernel.nameRange;
-  if (auto fl = mlir::dyn_cast<mlir::FileLineColLoc>(firstLoc))
-    where = SourceRange(diags.file().locFor(fl.getLine(), fl.getColumn()));
+  SourceRange where = sourceRangeOf(firstLoc, diags).value_or(kernel.nameRange);
   diags.error(where, "internal error: the generated IR does not verify: " + firstMessage);
   return nullptr;
 }

@@ -98,6 +98,7 @@ private:
 
   // Functions and statements.
   void parseTopLevel(Module &module);
+  void parseImport(Module &module);
   /// `NAME = expression` at the top level.
   void parseConstant(Module &module);
   /// "redefinition of NAME" when a function or constant of the module has the name.
@@ -225,6 +226,10 @@ void Parser::parseTopLevel(Module &module) {
     parseConstant(module);
     return;
   }
+  if (is(TokenKind::KwImport)) {
+    parseImport(module);
+    return;
+  }
   std::vector<ExprPtr> decorators;
   while (is(TokenKind::At)) {
     consume();
@@ -243,8 +248,8 @@ void Parser::parseTopLevel(Module &module) {
   }
   if (!is(TokenKind::KwDef)) {
     if (decorators.empty())
-      error("only function definitions ('@kernel def ...' or '@func def ...') and constants "
-            "('NAME = value') may appear at the top level");
+      error("only function definitions ('@kernel def ...' or '@func def ...'), constants "
+            "('NAME = value') and imports ('import \"file.tsl\"') may appear at the top level");
     else
       error("expected 'def' after the decorators");
     skipLine();
@@ -267,6 +272,25 @@ void Parser::reportRedefinition(const Module &module, const std::string &name, S
     return;
   Diagnostic &d = diags_.error(range, "redefinition of '" + name + "'");
   DiagnosticEngine::note(d, previous, "previous definition is here");
+}
+
+void Parser::parseImport(Module &module) {
+  SourceRange begin = consume().range; // 'import'
+  if (!is(TokenKind::String)) {
+    error("expected a file name in quotes after 'import' (import \"attention.tsl\")");
+    skipLine();
+    return;
+  }
+  Import imp;
+  imp.path = tok().text;
+  imp.range = join(begin, consume().range);
+  if (!is(TokenKind::Newline) && !is(TokenKind::Eof)) {
+    error("expected a newline after the imported file's name, found " + describe(tok()));
+    skipLine();
+    return;
+  }
+  accept(TokenKind::Newline);
+  module.imports.push_back(std::move(imp));
 }
 
 void Parser::parseConstant(Module &module) {

@@ -5,6 +5,7 @@
 #include "frontend/Config.h"
 #include "frontend/MLIRDiagnostics.h"
 #include "frontend/MLIRGen.h"
+#include "frontend/Imports.h"
 #include "frontend/Parser.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -33,7 +34,8 @@ llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::s
                                            const SourceOptions &opts) {
   fe::SourceFile file(path, text);
   fe::DiagnosticEngine diags(file);
-  fe::ast::Module module = fe::parseModule(file, diags);
+  fe::ImportedFiles imported;
+  fe::ast::Module module = fe::parseWithImports(file, diags, imported, opts.importDirs);
   if (diags.hasErrors())
     return llvm::createStringError(rendered(diags));
   const fe::ast::Function *kernel = nullptr;

@@ -24,6 +24,8 @@ struct SourceOptions {
   std::vector<std::string> defines;
   /// Which @autotune configuration (after the overrides).
   unsigned config = 0;
+  /// Where `import "file.tsl"` looks after the importing file's folder (as tesselc -I).
+  std::vector<std::string> importDirs;
 };
 
 /// A kernel compiled from source, with its runtime parameter names.

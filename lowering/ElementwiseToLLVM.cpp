@@ -48,7 +48,7 @@ struct ElementwiseOpLowering : ConversionPattern {
   }
 };
 
-/// exp, exp2, log, log2, rsqrt through the SFU's approximate instructions (as Triton):
+/// exp, exp2, log, log2, rsqrt and tanh through the SFU's approximate instructions (as Triton):
 /// exp(x) = ex2.approx(x * log2(e)), log(x) = lg2.approx(x) * ln(2). 16-bit floats are
 /// computed in f32. exp and exp2 flush subnormal results to zero (`.ftz`, as Triton's):
 /// without it ptxas wraps each MUFU.EX2 in a range test and two multiplies, a quarter of
@@ -98,6 +98,8 @@ struct ApproximateMathLowering : ConversionPattern {
       return scale(b, loc, intrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x), ln2);
     if constexpr (std::is_same_v<MathOp, math::Log2Op>)
       return intrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
+    if constexpr (std::is_same_v<MathOp, math::TanhOp>) // NVPTX: tanh.approx.f32 (afn)
+      return LLVM::TanhOp::create(b, loc, x.getType(), x, LLVM::FastmathFlags::afn);
     return intrinsic(b, loc, "llvm.nvvm.rsqrt.approx.f", x);
   }
 };
@@ -224,7 +226,8 @@ void mlir::tessel::populateElementwiseToLLVMPatterns(const TypeConverter &conver
   patterns.add<ElementwiseOpLowering>(converter, ctx);
   patterns.add<ApproximateMathLowering<math::ExpOp>, ApproximateMathLowering<math::Exp2Op>,
                ApproximateMathLowering<math::LogOp>, ApproximateMathLowering<math::Log2Op>,
-               ApproximateMathLowering<math::RsqrtOp>>(converter, ctx);
+               ApproximateMathLowering<math::RsqrtOp>, ApproximateMathLowering<math::TanhOp>>(
+      converter, ctx);
   patterns.add<ConstantTileLowering, SplatLowering, MakeRangeLowering, BroadcastLowering,
                ExpandDimsLowering, AddPtrLowering>(converter, ctx);
   patterns.add<GridQueryLowering<ProgramIdOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,

@@ -68,6 +68,7 @@ inline SourceKernel compileKernel(const std::string &file, const std::string &ke
   SourceOptions opts;
   opts.kernel = kernel;
   opts.defines = std::move(defines);
+  opts.importDirs = {TESSEL_KERNELS_DIR};
   auto compiled = compileSourceFile(std::string(TESSEL_KERNELS_DIR) + "/" + file, opts);
   if (!compiled) {
     ADD_FAILURE() << llvm::toString(compiled.takeError());

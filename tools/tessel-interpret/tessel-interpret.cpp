@@ -47,6 +47,8 @@ Arguments (one per runtime parameter, by name; `--arg NAME=VALUE` is the same):
 Options:
   -k, --kernel NAME      the kernel to run (default: the file's only @kernel)
   -D NAME=VALUE          a constexpr value, as for tesselc (int, float, True/False, dtype)
+  -I DIR                 where `import "file.tsl"` looks, as for tesselc (repeatable; then
+                         the kernels/ folder of Tessel's source tree)
   --config N             the @autotune configuration (default 0)
   -g, --grid X[,Y[,Z]]   program instances per axis (required)
   -o, --out NAME=FILE    write buffer NAME after the run (.npy, else raw bytes)
@@ -164,6 +166,10 @@ int main(int argc, char **argv) {
       sourceOpts.defines.push_back(a.substr(2));
     } else if (auto v = value("-D")) {
       sourceOpts.defines.push_back(*v);
+    } else if (a.size() > 2 && a.compare(0, 2, "-I") == 0) {
+      sourceOpts.importDirs.push_back(a.substr(2));
+    } else if (auto v = value("-I")) {
+      sourceOpts.importDirs.push_back(*v);
     } else if (auto v = value("--config")) {
       std::optional<unsigned> n = parseCount(*v);
       if (!n)
@@ -222,6 +228,7 @@ int main(int argc, char **argv) {
       return 0;
     }
   } else {
+    sourceOpts.importDirs.push_back(TESSEL_KERNELS_DIR);
     auto compiled = interp::compileSourceFile(input, sourceOpts);
     if (!compiled) {
       std::cerr << llvm::toString(compiled.takeError()) << "\n";

@@ -32,6 +32,9 @@ OPTIONS:
   --arch ARCH          sm_80, sm_90 or sm_90a (default sm_90)
   -D NAME=VALUE        Set a constexpr (int, float, True/False or a dtype such as
                        bf16); overrides defaults and every @autotune config
+  -I DIR               Where `import "file.tsl"` looks after the importing file's folder
+                       (repeatable, in order; then the kernels/ folder of Tessel's
+                       source tree, so `import "flash_attention.tsl"` works anywhere)
   --kernel NAME        Compile only this kernel (repeatable; default: all)
   --num-warps N        num_warps of kernels without @autotune (default 4)
   --tma OPERANDS        sm_90a: wgmma operands loaded by the bulk tensor engine (TMA):
@@ -159,6 +162,14 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     } else if (a.size() > 2 && a.compare(0, 2, "-D") == 0) {
       if (!parseDefine(a.substr(2), opts))
         return std::nullopt;
+    } else if (a == "-I") {
+      if (i + 1 >= argc) {
+        fail("-I expects a folder");
+        return std::nullopt;
+      }
+      opts.compile.importDirs.push_back(argv[++i]);
+    } else if (a.size() > 2 && a.compare(0, 2, "-I") == 0) {
+      opts.compile.importDirs.push_back(a.substr(2));
     } else if (is("--emit")) {
       if (!value("--emit", v) || !parseEmit(v, opts))
         return std::nullopt;

@@ -213,5 +213,7 @@ int main(int argc, char **argv) {
     std::cout << compiler::versionText() << "\n";
     return 0;
   }
+  // The kernels shipped with Tessel are importable from anywhere, after -I.
+  opts->compile.importDirs.push_back(TESSEL_KERNELS_DIR);
   return compileFile(*opts);
 }

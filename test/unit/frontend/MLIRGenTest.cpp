@@ -46,7 +46,7 @@ TEST(MLIRGen, GeneratesAVerifiedKernel) {
   EXPECT_TRUE(func->hasAttr("tessel.kernel"));
   // Every op carries a source location.
   func.walk([&](mlir::Operation *op) {
-    EXPECT_TRUE(sourceRangeOf(op->getLoc(), file).has_value()) << op->getName().getStringRef().str();
+    EXPECT_TRUE(sourceRangeOf(op->getLoc(), diags).has_value()) << op->getName().getStringRef().str();
   });
 }
 
