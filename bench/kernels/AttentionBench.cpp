@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/kernels/KernelBench.h"
 #include "bench/kernels/SourceDir.h"
+#include "bench/model/TransformerLM.h"
 #include "bench/ops/FlashAttention.h"
 #include "bench/tools/CudaSupport.h"
 #include "bench/tools/Flags.h"
@@ -67,6 +68,10 @@ struct Shape {
   bool causal;
   int64_t kvHeads = 0; ///< grouped-query attention's key/value heads; 0: heads
   int64_t window = -1; ///< sliding window (keys left of the diagonal a query sees); -1: none
+  /// A score/mask variant: "", "softcap" (Gemma 2's cap of 50), "alibi" (geometric slopes)
+  /// or "document" (`documents` equal documents a sequence, each causal).
+  std::string variant{};
+  int64_t documents = 0;
   int64_t keyValueHeads() const { return kvHeads ? kvHeads : heads; }
 };
 
@@ -127,53 +132,77 @@ private:
   bool active_;
 };
 
-/// The sliding window as a boolean mask (true: visible), causal or not; for the
-/// implementations that take a dense mask (SDPA, naive).
-torch::Tensor windowMask(const torch::Tensor &q, const torch::Tensor &k, bool causal,
-                         int64_t window) {
-  auto opts = q.options().dtype(torch::kLong);
-  torch::Tensor i = torch::arange(q.size(2), opts).unsqueeze(1) + (k.size(2) - q.size(2));
-  torch::Tensor j = torch::arange(k.size(2), opts).unsqueeze(0);
-  torch::Tensor ok = j >= i - window;
-  return causal ? ok & (j <= i) : ok;
-}
-
-torch::Tensor naiveAttention(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
-                             bool causal, int64_t window) {
-  auto perQueryHead = [&](const torch::Tensor &t) {
-    return t.size(1) == q.size(1) ? t : t.repeat_interleave(q.size(1) / t.size(1), 1);
-  };
-  torch::Tensor scores = torch::matmul(q, perQueryHead(k).transpose(-2, -1)) *
-                         (1.0 / std::sqrt(double(q.size(-1))));
-  if (window >= 0) {
-    scores = scores.masked_fill(windowMask(q, k, causal, window).logical_not(), -INFINITY);
-  } else if (causal) {
-    torch::Tensor future =
-        torch::ones({q.size(-2), k.size(-2)}, q.options().dtype(torch::kBool)).triu(1);
-    scores = scores.masked_fill(future, -INFINITY);
+/// One shape's inputs, and its variant as each implementation takes it: Tessel's options and,
+/// for SDPA, a dense mask (boolean) or bias (with -inf where masked), made once, outside the
+/// timing.
+struct Inputs {
+  torch::Tensor q, k, v, grad;
+  ops::AttentionOptions tessel;
+  torch::Tensor sdpaMask; ///< undefined: SDPA's own causal flag
+  std::string sdpaMissing; ///< why SDPA cannot run the variant ("": it can)
+  void clearGrads() const {
+    for (const torch::Tensor *t : {&q, &k, &v})
+      t->mutable_grad() = torch::Tensor();
   }
-  return torch::matmul(torch::softmax(scores, -1), perQueryHead(v));
+};
+
+/// ALiBi's slopes for `heads` heads: 2^(-8 (h + 1) / heads), f32 on the GPU.
+torch::Tensor alibiSlopes(int64_t heads) {
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA);
+  return torch::pow(2.0, -8.0 * (torch::arange(heads, f32) + 1) / double(heads));
 }
 
-torch::Tensor attention(const Impl &impl, const torch::Tensor &q, const torch::Tensor &k,
-                        const torch::Tensor &v, bool causal, int64_t window) {
+Inputs makeInputs(const Shape &s) {
+  auto options = torch::TensorOptions().dtype(dtypeOf(s.dtype)).device(torch::kCUDA);
+  auto make = [&](int64_t heads) { return torch::randn({s.batch, heads, s.seq, s.d}, options); };
+  Inputs in{make(s.heads).requires_grad_(), make(s.keyValueHeads()).requires_grad_(),
+            make(s.keyValueHeads()).requires_grad_(), make(s.heads), {}, {}, {}};
+  in.tessel.causal = s.causal, in.tessel.window = s.window;
+  torch::Tensor keep; // the dense mask of the window or the documents
+  if (s.window >= 0)
+    keep = model::attentionMask(s.seq, s.seq, s.causal, s.window, options);
+  if (s.variant == "softcap") {
+    in.tessel.softcap = 50;
+    in.sdpaMissing = "SDPA has no score function (soft-capping)";
+  } else if (s.variant == "alibi") {
+    in.tessel.alibiSlopes = alibiSlopes(s.heads);
+    auto longs = options.dtype(torch::kLong);
+    torch::Tensor distance = (torch::arange(s.seq, longs).unsqueeze(0) -
+                              torch::arange(s.seq, longs).unsqueeze(1)).to(torch::kFloat32);
+    torch::Tensor bias = in.tessel.alibiSlopes.view({s.heads, 1, 1}) * distance;
+    torch::Tensor visible = model::attentionMask(s.seq, s.seq, s.causal, s.window, options);
+    in.sdpaMask = bias.masked_fill(visible.logical_not(), -INFINITY).to(options.dtype());
+  } else if (s.variant == "document") {
+    auto longs = options.dtype(torch::kLong);
+    torch::Tensor ids = (torch::arange(s.seq, longs) * s.documents / s.seq).expand({s.batch, s.seq});
+    in.tessel.documentIds = ids.contiguous();
+    torch::Tensor same = ids[0].unsqueeze(1) == ids[0].unsqueeze(0);
+    keep = (keep.defined() ? keep : model::attentionMask(s.seq, s.seq, s.causal, -1, options)) & same;
+  }
+  if (keep.defined() && !in.sdpaMask.defined())
+    in.sdpaMask = keep; // SDPA has no window or documents: a dense mask (every tile computed)
+  return in;
+}
+
+torch::Tensor attention(const Impl &impl, const Shape &s, const Inputs &in) {
+  const torch::Tensor &q = in.q, &k = in.k, &v = in.v;
   switch (impl.kind) {
   case Kind::Naive:
-    return naiveAttention(q, k, v, causal, window);
-  case Kind::Tessel: {
-    ops::AttentionOptions options;
-    options.causal = causal, options.window = window;
-    return ops::flashAttention(q, k, v, options);
-  }
+    if (!s.variant.empty())
+      throw std::invalid_argument("naive attention has no score/mask variants here");
+    return model::naiveAttention(q, k, v, s.causal, s.window);
+  case Kind::Tessel:
+    return ops::flashAttention(q, k, v, in.tessel);
   case Kind::Sdpa:
     break;
   }
+  if (!in.sdpaMissing.empty())
+    throw std::invalid_argument(in.sdpaMissing);
   SdpaOnly only(impl.only);
   bool gqa = k.size(1) != q.size(1);
-  if (window >= 0) // SDPA has no window: a dense mask (every tile computed)
-    return at::scaled_dot_product_attention(q, k, v, windowMask(q, k, causal, window), 0.0,
-                                            false, std::nullopt, gqa);
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal, std::nullopt, gqa);
+  if (in.sdpaMask.defined())
+    return at::scaled_dot_product_attention(q, k, v, in.sdpaMask, 0.0, false, std::nullopt, gqa);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, s.causal, std::nullopt, gqa);
 }
 
 /// The backend SDPA picks for these inputs under impl's toggles.
@@ -187,27 +216,17 @@ std::string sdpaChoice(const Impl &impl, const torch::Tensor &q, const torch::Te
   return choice >= 0 && choice < 5 ? names[choice] : "none";
 }
 
-struct Inputs {
-  torch::Tensor q, k, v, grad;
-  void clearGrads() const {
-    for (const torch::Tensor *t : {&q, &k, &v})
-      t->mutable_grad() = torch::Tensor();
-  }
-};
-
-Inputs makeInputs(const Shape &s) {
-  auto options = torch::TensorOptions().dtype(dtypeOf(s.dtype)).device(torch::kCUDA);
-  auto make = [&](int64_t heads) { return torch::randn({s.batch, heads, s.seq, s.d}, options); };
-  return {make(s.heads).requires_grad_(), make(s.keyValueHeads()).requires_grad_(),
-          make(s.keyValueHeads()).requires_grad_(), make(s.heads)};
-}
-
 /// What an implementation computed: its output and gradients, for the error columns.
 struct Outputs {
   torch::Tensor out, dq, dk, dv;
 };
 
 double flopForward(const Shape &s) {
+  if (s.variant == "document") { // causal within each of the equal documents
+    double doc = double(s.seq) / double(s.documents);
+    double pairs = s.documents * (s.causal ? doc * doc / 2 : doc * doc);
+    return 4.0 * s.batch * s.heads * pairs * s.d;
+  }
   if (s.window >= 0) { // the pairs the window keeps, row by row
     double pairs = 0;
     for (int64_t i = 0; i < s.seq; ++i)
@@ -224,9 +243,9 @@ double tflops(double flop, double ms) { return flop / (ms * 1e-3) / 1e12; }
 /// in the backward keeps the forward's).
 Outputs measure(const Impl &impl, const Shape &s, const Inputs &in, const Plan &plan,
                 Driver &driver, Record &r) {
-  auto forward = [&] { return attention(impl, in.q, in.k, in.v, s.causal, s.window); };
-  if (impl.kind == Kind::Sdpa)
-    r.set("backend", s.window >= 0 ? "dense mask" : sdpaChoice(impl, in.q, in.k, in.v, s.causal));
+  auto forward = [&] { return attention(impl, s, in); };
+  if (impl.kind == Kind::Sdpa && in.sdpaMissing.empty())
+    r.set("backend", in.sdpaMask.defined() ? "dense mask" : sdpaChoice(impl, in.q, in.k, in.v, s.causal));
   double fwdMs = medianMs(driver, plan.warmup, plan.samples, [&] { forward(); });
   r.set("fwd_ms", fwdMs);
   r.set("fwd_tflops", tflops(flopForward(s), fwdMs));
@@ -280,6 +299,9 @@ Record baseRecord(const std::string &study, const Shape &s, const Impl &impl) {
   r.set("heads", s.heads);
   r.set("kv_heads", s.keyValueHeads());
   r.set("window", s.window);
+  r.set("variant", s.variant.empty() ? std::string("-")
+                   : s.variant == "document" ? "doc" + std::to_string(s.documents)
+                                             : s.variant);
   r.set("seq", s.seq);
   r.set("d", s.d);
   r.set("causal", int64_t(s.causal));
@@ -323,7 +345,8 @@ void compare(std::vector<Record> &rows, const std::vector<Outputs> &outputs,
 
 void printProgress(const Record &r) {
   std::cerr << "attention " << std::get<std::string>(*r.get("study"));
-  for (const char *key : {"impl", "dtype", "batch", "heads", "kv_heads", "seq", "d", "window", "causal"})
+  for (const char *key :
+       {"impl", "dtype", "batch", "heads", "kv_heads", "seq", "d", "window", "variant", "causal"})
     std::cerr << " " << key << "=" << formatValue(*r.get(key), 0);
   for (const char *key : {"fwd_ms", "bwd_ms", "fwd_bwd_ms"})
     if (const Value *v = r.get(key))
@@ -394,6 +417,18 @@ Shape parseShape(const std::string &text) {
       s.causal = part == "causal";
       continue;
     }
+    if (part == "softcap" || part == "alibi") {
+      s.variant = part;
+      continue;
+    }
+    if (part.rfind("doc", 0) == 0) { // docN: N equal documents a sequence
+      char *end = nullptr;
+      long long n = part.size() > 3 ? std::strtoll(part.c_str() + 3, &end, 10) : 0;
+      if (n < 1 || *end != '\0')
+        throw std::invalid_argument("--shapes: '" + text + "': docN needs N >= 1 documents");
+      s.variant = "document", s.documents = n;
+      continue;
+    }
     // kvN: N key/value heads (N > 0); wN: a sliding window of N keys (N >= 0).
     bool kv = part.rfind("kv", 0) == 0, w = !kv && part.rfind("w", 0) == 0;
     size_t digits = kv ? 2 : 1;
@@ -401,7 +436,8 @@ Shape parseShape(const std::string &text) {
     long long n = (kv || w) && part.size() > digits ? std::strtoll(part.c_str() + digits, &rest, 10) : -1;
     if (n < (kv ? 1 : 0) || *rest != '\0')
       throw std::invalid_argument("--shapes: '" + text +
-                                  "': after ':' comes full, causal, kvN (N > 0) or wN (N >= 0)");
+                                  "': after ':' comes full, causal, kvN (N > 0), wN (N >= 0), "
+                                  "softcap, alibi or docN (N > 0)");
     (kv ? s.kvHeads : s.window) = n;
   }
   int64_t *fields[] = {&s.batch, &s.heads, &s.seq, &s.d};
@@ -418,6 +454,8 @@ Shape parseShape(const std::string &text) {
   }
   if (s.kvHeads && s.heads % s.kvHeads != 0)
     throw std::invalid_argument("--shapes: '" + text + "': heads must be a multiple of kvN");
+  if (s.documents > s.seq)
+    throw std::invalid_argument("--shapes: '" + text + "': more documents than tokens");
   return s;
 }
 
@@ -476,7 +514,7 @@ std::vector<Column> columnsFor(const std::string &study) {
              {"sdpa/this", "fwd_bwd_vs_sdpa", 2}};
   else
     specs = {{"B", "batch", 0}, {"H", "heads", 0}, {"KV", "kv_heads", 0}, {"L", "seq", 0},
-             {"d", "d", 0}, {"window", "window", 0},
+             {"d", "d", 0}, {"window", "window", 0}, {"variant", "variant", -1},
              {"causal", "causal", 0}, {"impl", "impl", -1}, {"backend", "backend", -1},
              {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3}, {"fwd TFLOP/s", "fwd_tflops", 1},
              {"bwd TFLOP/s", "bwd_tflops", 1}};
@@ -572,7 +610,8 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
   flags.addList("shapes", "LIST",
                 "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal), "
                 "BxHxLxD:full, :kvN for N key/value heads (grouped-query attention), :wN for a "
-                "sliding window of N keys",
+                "sliding window of N keys, :softcap (Gemma 2's cap of 50), :alibi, :docN (N "
+                "equal documents a sequence, masked apart)",
                 o.shapes);
   flags.addList("impls", "LIST",
                 "the realistic study's implementations: tessel, sdpa, sdpa-cudnn, sdpa-flash, "

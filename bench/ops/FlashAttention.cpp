@@ -50,18 +50,23 @@ std::string packageDir() {
   return dir;
 }
 
-/// The four kernels of the package for (dtype, causal) on `device` (a CUDA ordinal).
-const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device) {
+/// The four kernels of the package for (dtype, causal, variant) on `device` (a CUDA ordinal).
+const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
+                          const std::string &variant) {
   static std::mutex mutex;
   static std::map<std::string, Kernels> loaded;
   const FlashAttentionOptions &options = flashAttentionOptions();
   std::string dir = packageDir();
-  std::string file = flashAttentionPackage(dtype, causal, device);
+  std::string file = flashAttentionPackage(dtype, causal, device, variant);
   std::lock_guard<std::mutex> lock(mutex);
   std::string key = file + "|" + options.prune + "|" + options.forwardPrune;
   auto it = loaded.find(key);
   if (it != loaded.end())
     return it->second;
+  if (!variant.empty() && !std::ifstream(dir + "/" + file + ".tslpkg").good())
+    fail("no package " + file + ".tslpkg in " + dir + " for the '" + variant +
+         "' variant: `ninja tessel-attention-variants` builds them from examples/attention/ "
+         "(bf16 on sm_90a; kernels/CMakeLists.txt lists which are causal)");
   Package package = Package::load(dir + "/" + file + ".tslpkg");
   TuneOptions tuning, forward;
   tuning.prune = options.prune;
@@ -110,6 +115,14 @@ torch::Tensor rowsContiguous(const torch::Tensor &t) {
 
 void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
   args.insert(args.end(), more.begin(), more.end());
+}
+
+/// The kernels' score/mask data arguments: the variant's arrays, or none.
+std::vector<Arg> variantArgs(const AttentionVariant &variant) {
+  auto pointer = [](const torch::Tensor &t) -> void * {
+    return t.defined() && t.numel() > 0 ? t.data_ptr() : nullptr;
+  };
+  return {pointer(variant.floats), pointer(variant.ints)};
 }
 
 void checkWindow(int64_t window) {
@@ -168,29 +181,99 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> prepare(torch::Tensor q,
 struct FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext *ctx, const torch::Tensor &q,
                                const torch::Tensor &k, const torch::Tensor &v, bool causal,
-                               double scale, int64_t window) {
-    auto [out, lse] = flashAttentionForward(q, k, v, causal, scale, window);
-    ctx->save_for_backward({q, k, v, out, lse});
+                               double scale, int64_t window, const std::string &variant,
+                               const torch::Tensor &floats, const torch::Tensor &ints) {
+    AttentionVariant mods{variant, floats, ints};
+    auto [out, lse] = flashAttentionForward(q, k, v, causal, scale, window, mods);
+    ctx->save_for_backward({q, k, v, out, lse, floats, ints});
     ctx->saved_data["causal"] = causal;
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["window"] = window;
+    ctx->saved_data["variant"] = variant;
     return out;
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext *ctx,
                                                torch::autograd::tensor_list grads) {
     auto saved = ctx->get_saved_variables();
+    torch::Tensor none;
     if (!grads[0].defined()) // the output was not used: no gradient flows
       return {torch::zeros_like(saved[0]), torch::zeros_like(saved[1]),
-              torch::zeros_like(saved[2]), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+              torch::zeros_like(saved[2]), none, none, none, none, none, none};
+    AttentionVariant mods{ctx->saved_data["variant"].toStringRef(), saved[5], saved[6]};
     auto [dq, dk, dv] =
         flashAttentionBackward(grads[0], saved[0], saved[1], saved[2], saved[3], saved[4],
                                ctx->saved_data["causal"].toBool(),
                                ctx->saved_data["scale"].toDouble(),
-                               ctx->saved_data["window"].toInt());
-    return {dq, dk, dv, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+                               ctx->saved_data["window"].toInt(), mods);
+    // (The variant's data, e.g. ALiBi's slopes, gets no gradient.)
+    return {dq, dk, dv, none, none, none, none, none, none};
   }
 };
+
+/// The one score/mask variant `options` asks for, its data checked and made the kernels'.
+AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor &q,
+                           const torch::Tensor &k) {
+  int asked = (options.softcap != 0) + options.alibiSlopes.defined() +
+              options.documentIds.defined() + options.prefixLengths.defined() +
+              !options.variant.name.empty();
+  if (asked > 1)
+    fail("softcap, alibi_slopes, document_ids, prefix_lengths and a named variant are one "
+         "a call (no package combines two)");
+  auto on = q.options();
+  auto ints = [&](const torch::Tensor &t, std::vector<int64_t> shape, const char *what) {
+    if (t.sizes() != shape || t.is_floating_point() || t.is_complex()) {
+      std::ostringstream want;
+      want << c10::IntArrayRef(shape);
+      fail(std::string(what) + " must be integers of shape " + want.str() + "; got " +
+           describe(t));
+    }
+    return t.to(on.dtype(torch::kInt32)).contiguous();
+  };
+  int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2);
+  if (options.softcap != 0) {
+    if (!(options.softcap > 0) || !std::isfinite(options.softcap))
+      fail("softcap must be positive and finite; got " + std::to_string(options.softcap));
+    return {"softcap", torch::full({1}, options.softcap, on.dtype(torch::kFloat32)), {}};
+  }
+  if (options.alibiSlopes.defined()) {
+    const torch::Tensor &t = options.alibiSlopes;
+    if (t.dim() != 1 || t.size(0) != heads || !t.is_floating_point())
+      fail("alibi_slopes must be floating [heads] = [" + std::to_string(heads) + "]; got " +
+           describe(t));
+    return {"alibi", t.to(on.dtype(torch::kFloat32)).contiguous(), {}};
+  }
+  if (options.documentIds.defined()) {
+    if (k.size(2) != seq)
+      fail("document_ids needs queries and keys of one sequence; got q " + describe(q) +
+           ", k " + describe(k));
+    // The kernels read, per sequence, each token's document (a run of equal ids), its first
+    // token and one past its last: [batch, 3, seq] (examples/attention/document.tsl).
+    torch::Tensor ids = ints(options.documentIds, {batch, seq}, "document_ids");
+    auto at = torch::arange(seq, ids.options()).expand({batch, seq});
+    torch::Tensor starts = torch::ones({batch, seq}, ids.options().dtype(torch::kBool));
+    if (seq > 1)
+      starts.narrow(1, 1, seq - 1).copy_(ids.narrow(1, 1, seq - 1) != ids.narrow(1, 0, seq - 1));
+    torch::Tensor ends = torch::ones_like(starts); // a document ends before the next starts
+    if (seq > 1)
+      ends.narrow(1, 0, seq - 1).copy_(starts.narrow(1, 1, seq - 1));
+    torch::Tensor run = starts.to(torch::kInt32).cumsum(1, torch::kInt32);
+    torch::Tensor first = std::get<0>(torch::where(starts, at, 0).cummax(1));
+    torch::Tensor last = std::get<0>(torch::where(ends, at + 1, seq).flip(1).cummin(1)).flip(1);
+    return {"document", {}, torch::stack({run, first, last}, 1).to(torch::kInt32).contiguous()};
+  }
+  if (options.prefixLengths.defined()) {
+    if (options.causal)
+      fail("prefix_lengths holds the causal part of its mask: call with causal = false");
+    return {"prefix_lm", {}, ints(options.prefixLengths, {batch}, "prefix_lengths")};
+  }
+  AttentionVariant v = options.variant;
+  if (v.floats.defined())
+    v.floats = v.floats.to(on.dtype(torch::kFloat32)).contiguous();
+  if (v.ints.defined())
+    v.ints = v.ints.to(on.dtype(torch::kInt32)).contiguous();
+  return v;
+}
 
 } // namespace
 
@@ -199,13 +282,15 @@ FlashAttentionOptions &flashAttentionOptions() {
   return options;
 }
 
-std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device) {
+std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device,
+                                  const std::string &variant) {
   const FlashAttentionOptions &options = flashAttentionOptions();
   std::string name = dtype == torch::kBFloat16 ? "bf16"
                      : dtype == torch::kHalf   ? "f16"
                      : options.exactF32        ? "f32_ieee"
                                                : "f32";
-  std::string file = "flash_attention_" + name + (causal ? "_causal" : "");
+  std::string file = "flash_attention_" + (variant.empty() ? "" : variant + "_") + name +
+                     (causal ? "_causal" : "");
   if (options.suffix != "auto")
     return file + options.suffix;
   // Hopper's wgmma build, where there is one for this dtype.
@@ -215,11 +300,9 @@ std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int devi
   return file;
 }
 
-std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &qIn,
-                                                               const torch::Tensor &kIn,
-                                                               const torch::Tensor &vIn,
-                                                               bool causal, double scale,
-                                                               int64_t window) {
+std::tuple<torch::Tensor, torch::Tensor>
+flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const torch::Tensor &vIn,
+                      bool causal, double scale, int64_t window, const AttentionVariant &variant) {
   auto [q, k, v] = prepare(qIn, kIn, vIn);
 #ifdef TESSEL_HAVE_TORCH_CUDA
   c10::cuda::CUDAGuard guard(q.device());
@@ -230,11 +313,12 @@ std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tens
   auto lse = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
   if (out.numel() == 0)
     return {out, lse};
-  const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()));
+  const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
   std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(), q.data_ptr(), k.data_ptr(),
-                           v.data_ptr(), i32(seqQ, "seq_q"), i32(seqK, "seq_k"),
-                           int32_t(heads), int32_t(kvHeads), int32_t(d),
-                           windowArg(window, seqK), float(scale)};
+                           v.data_ptr()};
+  append(args, variantArgs(variant));
+  append(args, {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads), int32_t(kvHeads),
+                int32_t(d), windowArg(window, seqK), float(scale)});
   append(args, strides3(q, "q"));
   append(args, strides3(k, "k"));
   append(args, strides3(v, "v"));
@@ -247,7 +331,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
 flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
                        const torch::Tensor &kIn, const torch::Tensor &vIn,
                        const torch::Tensor &out, const torch::Tensor &lse, bool causal,
-                       double scale, int64_t window) {
+                       double scale, int64_t window, const AttentionVariant &variant) {
   auto [q, k, v] = prepare(qIn, kIn, vIn);
 #ifdef TESSEL_HAVE_TORCH_CUDA
   c10::cuda::CUDAGuard guard(q.device());
@@ -270,7 +354,7 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
     dk.zero_(), dv.zero_(), dq.zero_();
     return {dq, perKvHead(dk), perKvHead(dv)};
   }
-  const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()));
+  const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
   CUstream stream = currentStream();
   auto delta = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
   std::vector<Arg> pre = {delta.data_ptr(), out.data_ptr(), dout.data_ptr(),
@@ -279,8 +363,9 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   kernels.preprocess.launch(
       [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, pre, stream);
 
-  std::vector<Arg> tail = {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads),
-                           int32_t(kvHeads), int32_t(d), windowArg(window, seqK), float(scale)};
+  std::vector<Arg> tail = variantArgs(variant);
+  append(tail, {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads),
+                           int32_t(kvHeads), int32_t(d), windowArg(window, seqK), float(scale)});
   append(tail, strides3(q, "q"));
   append(tail, strides3(k, "k"));
   append(tail, strides3(v, "v"));
@@ -324,7 +409,16 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
     };
     return std::tuple{cast(q), cast(k), cast(v)};
   }();
-  return FlashAttentionFunction::apply(qc, kc, vc, options.causal, s, options.window);
+  if (k.dim() != 4)
+    fail("k must be 4-D (batch, kv_heads, seq, head_dim); got " + describe(k));
+  AttentionVariant variant = variantOf(options, q, k);
+  // Autograd's inputs must be defined tensors: a variant without data passes empty ones.
+  for (torch::Tensor *t : {&variant.floats, &variant.ints})
+    if (!t->defined())
+      *t = torch::empty({0}, q.options().dtype(t == &variant.floats ? torch::kFloat32
+                                                                       : torch::kInt32));
+  return FlashAttentionFunction::apply(qc, kc, vc, options.causal, s, options.window,
+                                       variant.name, variant.floats, variant.ints);
 }
 
 void installFlashAttention() {

@@ -17,6 +17,10 @@
 // Packages come from `packageDir` (kernels/CMakeLists.txt builds
 // flash_attention_<dtype>[_causal].tslpkg: bf16, f16, f32 and f32_ieee, and the sm_90a
 // builds flash_attention_{bf16,f16}[_causal]_sm90a.tslpkg, wgmma where the tiles allow).
+// Score and mask variants (soft-capping, ALiBi, document masks, prefix-LM, ...) run the
+// packages compiled from examples/attention/<variant>.tsl, which import the kernels and set
+// their score or mask function: flash_attention_<variant>_bf16[_causal]_sm90a.tslpkg
+// (`ninja tessel-attention-variants`).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_BENCH_OPS_FLASHATTENTION_H
@@ -51,8 +55,16 @@ struct FlashAttentionOptions {
 FlashAttentionOptions &flashAttentionOptions();
 
 /// The package flashAttention() loads for (dtype, causal) on CUDA device `device`, as
-/// flash_attention_<dtype>[_causal]<suffix> (the options' suffix resolved).
-std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device);
+/// flash_attention_[<variant>_]<dtype>[_causal]<suffix> (the options' suffix resolved).
+std::string flashAttentionPackage(torch::ScalarType dtype, bool causal, int device,
+                                  const std::string &variant = "");
+
+/// A score or mask variant as the kernels take it: the example it was compiled from and the
+/// data its functions read (f32 and int32, contiguous, on q's device; undefined when unused).
+struct AttentionVariant {
+  std::string name; ///< "": plain attention
+  torch::Tensor floats, ints;
+};
 
 /// What an attention call masks and how it scales.
 struct AttentionOptions {
@@ -64,6 +76,20 @@ struct AttentionOptions {
   /// at it (FlashAttention's window_size left; Mistral's sliding window with causal). Key
   /// tiles wholly outside are never loaded, so the cost follows the window. -1: no window.
   int64_t window = -1;
+  /// Score and mask variants, one a call (no package combines two):
+  /// Logit soft-capping (Gemma 2): scores become softcap * tanh(score / softcap). 0: none.
+  double softcap = 0;
+  /// ALiBi: score + slopes[h] * (key position - query position); floating [heads].
+  torch::Tensor alibiSlopes;
+  /// Document masking of packed sequences: a query sees only the keys of its own document,
+  /// a run of equal ids; integer document ids [batch, seq] (queries and keys one sequence).
+  /// Tiles outside a query tile's documents are skipped.
+  torch::Tensor documentIds;
+  /// Prefix-LM: a query sees the first prefixLengths[b] keys and causally after them;
+  /// integer [batch]; causal must be false (the mask holds it).
+  torch::Tensor prefixLengths;
+  /// Any other variant compiled from examples/attention/<name>.tsl, with its data.
+  AttentionVariant variant;
 };
 
 /// softmax(q k^T * scale [+ masks]) v with autograd.
@@ -77,17 +103,17 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
 
 /// The forward alone, no autograd: (output, lse) with lse (batch, heads, seq_q) in f32,
 /// natural log; +inf for a row that sees no key.
-std::tuple<torch::Tensor, torch::Tensor> flashAttentionForward(const torch::Tensor &q,
-                                                               const torch::Tensor &k,
-                                                               const torch::Tensor &v,
-                                                               bool causal, double scale,
-                                                               int64_t window = -1);
+std::tuple<torch::Tensor, torch::Tensor>
+flashAttentionForward(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                      bool causal, double scale, int64_t window = -1,
+                      const AttentionVariant &variant = {});
 
 /// The backward alone: (dq, dk, dv) from the forward's inputs, output and lse.
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor>
 flashAttentionBackward(const torch::Tensor &dout, const torch::Tensor &q, const torch::Tensor &k,
                        const torch::Tensor &v, const torch::Tensor &out, const torch::Tensor &lse,
-                       bool causal, double scale, int64_t window = -1);
+                       bool causal, double scale, int64_t window = -1,
+                       const AttentionVariant &variant = {});
 
 /// Installs flashAttention (causal, default scale) as the model's TesselOps::attention.
 void installFlashAttention();

@@ -6,8 +6,10 @@
         --json flex.json
 
 Shapes as tessel-bench's: BxHxLxD (bf16, causal), then :full or :causal, :kvN (N key/value
-heads: grouped-query attention, enable_gqa) and :wN (a sliding window of N keys left of the
-diagonal, as Tessel's AttentionOptions::window). The mask is a mask_mod; create_block_mask
+heads: grouped-query attention, enable_gqa), :wN (a sliding window of N keys left of the
+diagonal, as Tessel's AttentionOptions::window), :softcap (score_mod 50 tanh(s / 50)),
+:alibi (score_mod with geometric per-head slopes) and :docN (N equal documents a sequence, a
+mask_mod on their ids, as tessel-bench's). The mask is a mask_mod; create_block_mask
 builds its BlockMask once per shape (outside the timing), so tiles it removes are skipped,
 as in Tessel's kernels. Timing as tessel-bench: the forward with autograd; the backward is
 out.backward(dO) on one forward (retain_graph), the inputs' .grad reset before each run;
@@ -30,21 +32,27 @@ from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 def parse_shape(text):
     dims, *parts = text.split(":")
     b, h, l, d = (int(x) for x in dims.split("x"))
-    shape = dict(batch=b, heads=h, kv_heads=h, seq=l, d=d, causal=True, window=-1)
+    shape = dict(batch=b, heads=h, kv_heads=h, seq=l, d=d, causal=True, window=-1, variant="-")
     for part in parts:
         if part in ("full", "causal"):
             shape["causal"] = part == "causal"
+        elif part in ("softcap", "alibi") or part.startswith("doc"):
+            shape["variant"] = part
         elif part.startswith("kv"):
             shape["kv_heads"] = int(part[2:])
         elif part.startswith("w"):
             shape["window"] = int(part[1:])
         else:
-            raise SystemExit(f"--shapes: '{text}': after ':' comes full, causal, kvN or wN")
+            raise SystemExit(f"--shapes: '{text}': after ':' comes full, causal, kvN, wN, "
+                             "softcap, alibi or docN")
     return shape
 
 
 def pairs(s):
     l, w = s["seq"], s["window"]
+    if s["variant"].startswith("doc"):  # causal within each equal document
+        n = int(s["variant"][3:])
+        return n * (l / n) ** 2 / (2 if s["causal"] else 1)
     if w < 0:
         return l * l / 2 if s["causal"] else l * l
     return sum(min(i, w) + 1 + (0 if s["causal"] else l - 1 - i) for i in range(l))
@@ -53,15 +61,32 @@ def pairs(s):
 def run(s, compiled):
     causal, window = s["causal"], s["window"]
 
+    l, variant = s["seq"], s["variant"]
+    docs = None
+    if variant.startswith("doc"):
+        n = int(variant[3:])
+        docs = torch.arange(l, device="cuda") * n // l
+
     def mask_mod(b, h, q_idx, kv_idx):
         ok = kv_idx >= 0
         if causal:
             ok = ok & (kv_idx <= q_idx)
         if window >= 0:
             ok = ok & (kv_idx >= q_idx - window)
+        if docs is not None:
+            ok = ok & (docs[q_idx] == docs[kv_idx])
         return ok
 
-    l = s["seq"]
+    score_mod = None
+    if variant == "softcap":
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return 50.0 * torch.tanh(score / 50.0)
+    elif variant == "alibi":
+        slopes = torch.pow(2.0, -8.0 * (torch.arange(s["heads"], device="cuda") + 1) / s["heads"])
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + slopes[h] * (kv_idx - q_idx)
+
     block_mask = create_block_mask(mask_mod, None, None, l, l, device="cuda")
     opts = dict(dtype=torch.bfloat16, device="cuda")
     q = torch.randn(s["batch"], s["heads"], l, s["d"], **opts, requires_grad=True)
@@ -69,7 +94,8 @@ def run(s, compiled):
     v = torch.randn(s["batch"], s["kv_heads"], l, s["d"], **opts, requires_grad=True)
     do = torch.randn_like(q)
     gqa = s["kv_heads"] != s["heads"]
-    forward = lambda: compiled(q, k, v, block_mask=block_mask, enable_gqa=gqa)
+    forward = lambda: compiled(q, k, v, score_mod=score_mod, block_mask=block_mask,
+                               enable_gqa=gqa)
     fwd_ms = triton.testing.do_bench(forward, return_mode="median")
     out = forward()
     bwd_ms = triton.testing.do_bench(lambda: out.backward(do, retain_graph=True),
@@ -77,7 +103,7 @@ def run(s, compiled):
     flop = 4.0 * s["batch"] * s["heads"] * pairs(s) * s["d"]
     return dict(study="realistic", impl="flex", dtype="bf16", batch=s["batch"],
                 heads=s["heads"], kv_heads=s["kv_heads"], seq=l, d=s["d"],
-                window=s["window"], causal=int(causal), fwd_ms=fwd_ms, bwd_ms=bwd_ms,
+                window=s["window"], variant=variant, causal=int(causal), fwd_ms=fwd_ms, bwd_ms=bwd_ms,
                 fwd_tflops=flop / fwd_ms / 1e9, bwd_tflops=2.5 * flop / bwd_ms / 1e9,
                 status="ok")
 

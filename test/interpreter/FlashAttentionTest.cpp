@@ -9,7 +9,9 @@
 // access a mask does not cover, so the ragged edges are checked too. Some cases group the
 // query heads over fewer key/value heads (grouped-query attention: the dK/dV kernel writes
 // one gradient per query head, which the op sums), and some pad a head dim that is not a
-// power of two to the next one's tile (PAD_D: the head dim masked).
+// power of two to the next one's tile (PAD_D: the head dim masked). The score and mask
+// functions of examples/attention/ (which import the kernels) run against the same reference
+// with the function written out in C++.
 //
 //===----------------------------------------------------------------------===//
 #include "test/interpreter/HostTensor.h"
@@ -43,12 +45,28 @@ struct View {
   int64_t at(int b, int h, int s, int d) const { return offset + b * sb + h * sh + s * ss + d; }
 };
 
+/// A score and mask function pair as the examples define them, in C++: (scaled score, b, h,
+/// query, key) -> score, its derivative in the score, and whether the pair is kept.
+struct Variant {
+  const char *file = nullptr; ///< examples/attention/<file>; null: the plain kernels
+  std::function<double(double, int, int, int, int)> score = [](double s, int, int, int, int) {
+    return s;
+  };
+  std::function<double(double, int, int, int, int)> grad = [](double, int, int, int, int) {
+    return 1.0;
+  };
+  std::function<bool(int, int, int, int)> keep = [](int, int, int, int) { return true; };
+  std::vector<float> floats{0.0f};
+  std::vector<int32_t> ints{0};
+};
+
 /// Attention in double: o, lse, and the gradients for dO.
 struct Reference {
   std::vector<double> o, lse, dq, dk, dv;
 };
 
-Reference attention(const Case &c, double scale, const std::function<double(int, int, int, int)> &q,
+Reference attention(const Case &c, const Variant &var, double scale,
+                    const std::function<double(int, int, int, int)> &q,
                     const std::function<double(int, int, int, int)> &k,
                     const std::function<double(int, int, int, int)> &v,
                     const std::function<double(int, int, int, int)> &dout) {
@@ -62,17 +80,19 @@ Reference attention(const Case &c, double scale, const std::function<double(int,
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       size_t bh = size_t(b * H + h);
-      std::vector<double> p(size_t(M * N), 0), dp(size_t(M * N), 0);
+      std::vector<double> p(size_t(M * N), 0), dp(size_t(M * N), 0), raw(size_t(M * N), 0);
       for (int i = 0; i < M; ++i) {
         double mx = -INFINITY;
         std::vector<double> s(size_t(N), -INFINITY);
         for (int j = 0; j < N; ++j) {
-          if ((c.causal && j > i + N - M) || (c.window >= 0 && j < i + N - M - c.window))
+          if ((c.causal && j > i + N - M) || (c.window >= 0 && j < i + N - M - c.window) ||
+              !var.keep(b, h, i, j))
             continue;
           double acc = 0;
           for (int d = 0; d < D; ++d)
             acc += q(b, h, i, d) * k(b, h, j, d);
-          s[size_t(j)] = acc * scale;
+          raw[size_t(i * N + j)] = acc * scale;
+          s[size_t(j)] = var.score(acc * scale, b, h, i, j);
           mx = std::max(mx, s[size_t(j)]);
         }
         if (mx == -INFINITY)
@@ -99,7 +119,9 @@ Reference attention(const Case &c, double scale, const std::function<double(int,
           double acc = 0;
           for (int d = 0; d < D; ++d)
             acc += dout(b, h, i, d) * v(b, h, j, d);
-          dp[size_t(i * N + j)] = p[size_t(i * N + j)] * (acc - delta); // dS
+          // dS, through the score function's derivative.
+          dp[size_t(i * N + j)] = p[size_t(i * N + j)] * (acc - delta) *
+                                  (p[size_t(i * N + j)] ? var.grad(raw[size_t(i * N + j)], b, h, i, j) : 0);
         }
       }
       for (int i = 0; i < M; ++i)
@@ -125,6 +147,104 @@ double relativeError(const HostTensor &got, const std::vector<double> &want) {
   return err / mag;
 }
 
+/// Runs the four kernels of `var.file` (or kernels/flash_attention.tsl) on case c in dtype
+/// dt and compares them with the reference in double.
+void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, const Variant &var) {
+  SCOPED_TRACE(dt + (ieee ? " ieee" : "") + " batch " + std::to_string(c.batch) + " heads " +
+               std::to_string(c.heads) + " seq_q " + std::to_string(c.seqQ) + " seq_k " +
+               std::to_string(c.seqK) + " head " + std::to_string(c.head) +
+               (c.causal ? " causal" : "") + " blocks " + std::to_string(c.blockM) + "x" +
+               std::to_string(c.blockN) + " kv heads " + std::to_string(c.kvHeads) +
+               " tile " + std::to_string(c.tile) + " window " + std::to_string(c.window) +
+               (var.file ? std::string(" ") + var.file : std::string()));
+  int tile = c.tile ? c.tile : c.head;
+  std::vector<std::string> defines = {
+      "T=" + dt,
+      std::string("IEEE=") + (ieee ? "True" : "False"),
+      std::string("CAUSAL=") + (c.causal ? "True" : "False"),
+      "HEAD=" + std::to_string(tile),
+      std::string("PAD_D=") + (tile != c.head ? "True" : "False"),
+      "BLOCK_M=" + std::to_string(c.blockM),
+      "BLOCK_N=" + std::to_string(c.blockN)};
+  // A variant imports the kernels (kernels/ is on the import path).
+  std::string file = var.file ? std::string("../examples/attention/") + var.file : "flash_attention.tsl";
+  SourceKernel fwd = compileKernel(file, "attention_fwd", defines);
+  SourceKernel pre = compileKernel(file, "attention_bwd_preprocess",
+                                   {"T=" + dt, "HEAD=" + std::to_string(tile), "BLOCK_M=16"});
+  SourceKernel dkdv = compileKernel(file, "attention_bwd_dkdv", defines);
+  SourceKernel dqk = compileKernel(file, "attention_bwd_dq", defines);
+  ASSERT_TRUE(fwd.kernel && pre.kernel && dkdv.kernel && dqk.kernel);
+
+  int B = c.batch, H = c.heads, M = c.seqQ, N = c.seqK, D = c.head;
+  int KV = c.kvHeads ? c.kvHeads : H, group = H / KV;
+  int L = std::max(M, N);
+  // One fused buffer (batch, seq, heads + 2 kv heads, D + 3), as a qkv projection with
+  // padding.
+  int64_t rowStride = (H + 2 * KV) * (D + 3);
+  HostTensor qkv = randomTensor(dt, size_t(B * L * rowStride), 11, 1.0f);
+  View qv{L * rowStride, D + 3, rowStride, 0};
+  View kv{L * rowStride, D + 3, rowStride, H * (D + 3)};
+  View vv{L * rowStride, D + 3, rowStride, (H + KV) * (D + 3)};
+  // dO: (batch, seq, heads, D), i.e. transposed heads.
+  View dov{int64_t(M) * H * D, D, int64_t(H) * D, 0};
+  HostTensor dout = randomTensor(dt, size_t(B * M * H * D), 12, 1.0f);
+  HostTensor o(dt, size_t(B * H * M * D)), dq(dt, size_t(B * H * M * D));
+  HostTensor dk(dt, size_t(B * H * N * D)), dv(dt, size_t(B * H * N * D));
+  HostTensor lse("f32", size_t(B * H * M)), delta("f32", size_t(B * H * M));
+  MemoryMap mem;
+  mem.add(qkv.data(), qkv.bytes.size(), "qkv");
+  mem.add(dout.data(), dout.bytes.size(), "do");
+  mem.add(o.data(), o.bytes.size(), "o");
+  mem.add(dq.data(), dq.bytes.size(), "dq");
+  mem.add(dk.data(), dk.bytes.size(), "dk");
+  mem.add(dv.data(), dv.bytes.size(), "dv");
+  mem.add(lse.data(), lse.bytes.size(), "lse");
+  mem.add(delta.data(), delta.bytes.size(), "delta");
+  std::vector<float> floats = var.floats;
+  std::vector<int32_t> ints = var.ints;
+  mem.add(floats.data(), floats.size() * 4, "mod_floats");
+  mem.add(ints.data(), ints.size() * 4, "mod_ints");
+  float scale = 1.0f / std::sqrt(float(D));
+  auto ptr = [&](const View &w) { return static_cast<void *>(&qkv.bytes[size_t(w.offset) * (dt == "f32" ? 4 : 2)]); };
+  auto strides = [](const View &w) {
+    return std::vector<Arg>{int(w.sb), int(w.sh), int(w.ss)};
+  };
+  auto cat = [](std::vector<Arg> a, const std::vector<Arg> &b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  int64_t qTiles = (M + c.blockM - 1) / c.blockM, kTiles = (N + c.blockN - 1) / c.blockN;
+  int window = c.window < 0 ? N : std::min(c.window, N);
+  std::vector<Arg> common = {M, N, H, KV, D, window, scale};
+  std::vector<Arg> qkvStrides = cat(cat(strides(qv), strides(kv)), strides(vv));
+  ASSERT_EQ(run(fwd, {qTiles, B * H}, cat(cat({o.data(), lse.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), qkvStrides), mem), "");
+  ASSERT_EQ(run(pre, {(M + 15) / 16, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
+  std::vector<Arg> bwdTail = cat(cat(common, qkvStrides), strides(dov));
+  ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), mem), "");
+  ASSERT_EQ(run(dqk, {qTiles, B * H}, cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), mem), "");
+
+  // k and v by query head: h reads key/value head h / group. The reference's dk and dv
+  // are per query head, as the kernel writes them.
+  auto at = [&](const View &w, int per) {
+    return [&, w, per](int b, int h, int s, int d) {
+      return double(qkv.get(size_t(w.at(b, h / per, s, d))));
+    };
+  };
+  Reference ref = attention(c, var, scale, at(qv, 1), at(kv, group), at(vv, group), [&](int b, int h, int s, int d) {
+    return double(dout.get(size_t(dov.at(b, h, s, d))));
+  });
+  EXPECT_LE(relativeError(o, ref.o), tol) << "output";
+  EXPECT_LE(relativeError(dq, ref.dq), 2 * tol) << "dq";
+  EXPECT_LE(relativeError(dk, ref.dk), 2 * tol) << "dk";
+  EXPECT_LE(relativeError(dv, ref.dv), 2 * tol) << "dv";
+  for (size_t i = 0; i < ref.lse.size(); ++i) {
+    if (std::isinf(ref.lse[i]))
+      EXPECT_TRUE(std::isinf(lse.get(i)) && lse.get(i) > 0) << "lse of an empty row " << i;
+    else
+      EXPECT_NEAR(lse.get(i), ref.lse[i], 1e-3 * (1 + std::fabs(ref.lse[i]))) << "lse " << i;
+  }
+}
+
 class FlashAttentionTest : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
@@ -145,93 +265,67 @@ TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
       {1, 2, 45, 45, 16, true, 16, 16, 0, 0, 7},  {1, 1, 29, 61, 16, false, 16, 16, 0, 0, 20},
       {2, 2, 70, 70, 32, true, 16, 32, 1, 0, 33}, {1, 2, 61, 29, 16, true, 32, 16, 0, 0, 0},
   };
-  for (const Case &c : cases) {
-    SCOPED_TRACE(dt + (ieee ? " ieee" : "") + " batch " + std::to_string(c.batch) + " heads " +
-                 std::to_string(c.heads) + " seq_q " + std::to_string(c.seqQ) + " seq_k " +
-                 std::to_string(c.seqK) + " head " + std::to_string(c.head) +
-                 (c.causal ? " causal" : "") + " blocks " + std::to_string(c.blockM) + "x" +
-                 std::to_string(c.blockN) + " kv heads " + std::to_string(c.kvHeads) +
-                 " tile " + std::to_string(c.tile) + " window " + std::to_string(c.window));
-    int tile = c.tile ? c.tile : c.head;
-    std::vector<std::string> defines = {
-        "T=" + dt,
-        std::string("IEEE=") + (ieee ? "True" : "False"),
-        std::string("CAUSAL=") + (c.causal ? "True" : "False"),
-        "HEAD=" + std::to_string(tile),
-        std::string("PAD_D=") + (tile != c.head ? "True" : "False"),
-        "BLOCK_M=" + std::to_string(c.blockM),
-        "BLOCK_N=" + std::to_string(c.blockN)};
-    SourceKernel fwd = compileKernel("flash_attention.tsl", "attention_fwd", defines);
-    SourceKernel pre = compileKernel("flash_attention.tsl", "attention_bwd_preprocess",
-                                     {"T=" + dt, "HEAD=" + std::to_string(tile), "BLOCK_M=16"});
-    SourceKernel dkdv = compileKernel("flash_attention.tsl", "attention_bwd_dkdv", defines);
-    SourceKernel dqk = compileKernel("flash_attention.tsl", "attention_bwd_dq", defines);
-    ASSERT_TRUE(fwd.kernel && pre.kernel && dkdv.kernel && dqk.kernel);
+  for (const Case &c : cases)
+    checkCase(dt, ieee, tol, c, Variant());
+}
 
-    int B = c.batch, H = c.heads, M = c.seqQ, N = c.seqK, D = c.head;
-    int KV = c.kvHeads ? c.kvHeads : H, group = H / KV;
-    int L = std::max(M, N);
-    // One fused buffer (batch, seq, heads + 2 kv heads, D + 3), as a qkv projection with
-    // padding.
-    int64_t rowStride = (H + 2 * KV) * (D + 3);
-    HostTensor qkv = randomTensor(dt, size_t(B * L * rowStride), 11, 1.0f);
-    View qv{L * rowStride, D + 3, rowStride, 0};
-    View kv{L * rowStride, D + 3, rowStride, H * (D + 3)};
-    View vv{L * rowStride, D + 3, rowStride, (H + KV) * (D + 3)};
-    // dO: (batch, seq, heads, D), i.e. transposed heads.
-    View dov{int64_t(M) * H * D, D, int64_t(H) * D, 0};
-    HostTensor dout = randomTensor(dt, size_t(B * M * H * D), 12, 1.0f);
-    HostTensor o(dt, size_t(B * H * M * D)), dq(dt, size_t(B * H * M * D));
-    HostTensor dk(dt, size_t(B * H * N * D)), dv(dt, size_t(B * H * N * D));
-    HostTensor lse("f32", size_t(B * H * M)), delta("f32", size_t(B * H * M));
-    MemoryMap mem;
-    mem.add(qkv.data(), qkv.bytes.size(), "qkv");
-    mem.add(dout.data(), dout.bytes.size(), "do");
-    mem.add(o.data(), o.bytes.size(), "o");
-    mem.add(dq.data(), dq.bytes.size(), "dq");
-    mem.add(dk.data(), dk.bytes.size(), "dk");
-    mem.add(dv.data(), dv.bytes.size(), "dv");
-    mem.add(lse.data(), lse.bytes.size(), "lse");
-    mem.add(delta.data(), delta.bytes.size(), "delta");
-    float scale = 1.0f / std::sqrt(float(D));
-    auto ptr = [&](const View &w) { return static_cast<void *>(&qkv.bytes[size_t(w.offset) * (dt == "f32" ? 4 : 2)]); };
-    auto strides = [](const View &w) {
-      return std::vector<Arg>{int(w.sb), int(w.sh), int(w.ss)};
-    };
-    auto cat = [](std::vector<Arg> a, const std::vector<Arg> &b) {
-      a.insert(a.end(), b.begin(), b.end());
-      return a;
-    };
-    int64_t qTiles = (M + c.blockM - 1) / c.blockM, kTiles = (N + c.blockN - 1) / c.blockN;
-    int window = c.window < 0 ? N : std::min(c.window, N);
-    std::vector<Arg> common = {M, N, H, KV, D, window, scale};
-    std::vector<Arg> qkvStrides = cat(cat(strides(qv), strides(kv)), strides(vv));
-    ASSERT_EQ(run(fwd, {qTiles, B * H}, cat(cat({o.data(), lse.data(), ptr(qv), ptr(kv), ptr(vv)}, common), qkvStrides), mem), "");
-    ASSERT_EQ(run(pre, {(M + 15) / 16, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
-    std::vector<Arg> bwdTail = cat(cat(common, qkvStrides), strides(dov));
-    ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data()}, bwdTail), mem), "");
-    ASSERT_EQ(run(dqk, {qTiles, B * H}, cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data()}, bwdTail), mem), "");
-
-    // k and v by query head: h reads key/value head h / group. The reference's dk and dv
-    // are per query head, as the kernel writes them.
-    auto at = [&](const View &w, int per) {
-      return [&, w, per](int b, int h, int s, int d) {
-        return double(qkv.get(size_t(w.at(b, h / per, s, d))));
-      };
-    };
-    Reference ref = attention(c, scale, at(qv, 1), at(kv, group), at(vv, group), [&](int b, int h, int s, int d) {
-      return double(dout.get(size_t(dov.at(b, h, s, d))));
-    });
-    EXPECT_LE(relativeError(o, ref.o), tol) << "output";
-    EXPECT_LE(relativeError(dq, ref.dq), 2 * tol) << "dq";
-    EXPECT_LE(relativeError(dk, ref.dk), 2 * tol) << "dk";
-    EXPECT_LE(relativeError(dv, ref.dv), 2 * tol) << "dv";
-    for (size_t i = 0; i < ref.lse.size(); ++i) {
-      if (std::isinf(ref.lse[i]))
-        EXPECT_TRUE(std::isinf(lse.get(i)) && lse.get(i) > 0) << "lse of an empty row " << i;
-      else
-        EXPECT_NEAR(lse.get(i), ref.lse[i], 1e-3 * (1 + std::fabs(ref.lse[i]))) << "lse " << i;
+// Each example of examples/attention/ against its function written in C++, on ragged shapes,
+// grouped-query heads and a padded head dim among them.
+TEST_P(FlashAttentionTest, ScoreAndMaskFunctionsMatchDouble) {
+  std::string dt = GetParam();
+  bool ieee = dt == "f32ieee";
+  if (ieee)
+    dt = "f32";
+  double tol = dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3;
+  std::vector<Variant> variants(6);
+  Variant &softcap = variants[0], &alibi = variants[1], &document = variants[2];
+  Variant &prefix = variants[3], &window = variants[4], &causal = variants[5];
+  softcap.file = "softcap.tsl";
+  softcap.floats = {0.75f}; // scaled scores are about N(0, 1): the cap bends most of them
+  softcap.score = [](double s, int, int, int, int) { return 0.75 * std::tanh(s / 0.75); };
+  softcap.grad = [](double s, int, int, int, int) {
+    double t = std::tanh(s / 0.75);
+    return 1 - t * t;
+  };
+  alibi.file = "alibi.tsl";
+  alibi.floats = {0.5f, 0.25f, 0.125f, 0.0625f};
+  alibi.score = [&alibi](double s, int, int h, int i, int j) {
+    return s + double(alibi.floats[size_t(h)]) * (j - i);
+  };
+  document.file = "document.tsl";
+  // Two sequences of 45 tokens: documents [0, 3), [3, 31), [31, 45) and [0, 40), [40, 45);
+  // per sequence the ids, then each token's document start and end (as the op lays them).
+  auto docEnds = [](int b) { return b == 0 ? std::vector<int>{3, 31, 45} : std::vector<int>{40, 45}; };
+  document.ints.clear();
+  for (int b = 0; b < 2; ++b) {
+    std::vector<int32_t> id, first, last;
+    int start = 0, doc = 0;
+    for (int end : docEnds(b)) {
+      for (int t = start; t < end; ++t)
+        id.push_back(10 * b + doc), first.push_back(start), last.push_back(end);
+      start = end, ++doc;
     }
+    for (const auto *part : {&id, &first, &last})
+      document.ints.insert(document.ints.end(), part->begin(), part->end());
+  }
+  document.keep = [&document](int b, int, int i, int j) {
+    return document.ints[size_t(b * 135 + i)] == document.ints[size_t(b * 135 + j)];
+  };
+  prefix.file = "prefix_lm.tsl";
+  prefix.ints = {13, 2};
+  prefix.keep = [&prefix](int b, int, int i, int j) {
+    return j < prefix.ints[size_t(b)] || j <= i;
+  };
+  window.file = "sliding_window.tsl";
+  window.ints = {5, 3};
+  window.keep = [](int, int, int i, int j) { return j >= i - 5 && j <= i + 3; };
+  causal.file = "causal.tsl";
+  causal.keep = [](int, int, int i, int j) { return j <= i; };
+  for (const Variant &var : variants) {
+    // The built-in causal mask under a score function; a mask function alone is the mask.
+    bool scoreFunction = &var == &softcap || &var == &alibi;
+    checkCase(dt, ieee, tol, {2, 4, 45, 45, 16, scoreFunction, 16, 16, 2}, var);
+    checkCase(dt, ieee, tol, {2, 2, 45, 45, 24, false, 32, 16, 0, 32}, var);
   }
 }
 

@@ -1,0 +1,255 @@
+//===- test/gpu/attention/AttentionVariantsTest.cpp - score/mask variants on the GPU -===//
+//
+// The packages compiled from examples/attention/ (soft-capping, ALiBi, document masks,
+// prefix-LM, a two-sided sliding window and causal as mask functions) through
+// tessel::ops::flashAttention against the same function written with torch ops, in float64,
+// by FlashAttention's rule (Tessel's largest error in the output and dq, dk, dv at most
+// twice naive attention's in bf16, plus a small floor); ragged lengths and grouped-query
+// heads; and the op's errors for what it cannot serve. bf16 on sm_90a (the variants'
+// packages); skipped without a GPU or without those packages.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/kernels/KernelPackageDir.h"
+#include "bench/ops/FlashAttention.h"
+#include "runtime/Runtime.h"
+
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <string>
+
+using namespace tessel;
+
+namespace {
+
+bool haveGpu() { return torch::cuda::is_available() && Driver::isAvailable(); }
+
+/// Skips unless there is a GPU and the variant's package for it was built.
+#define SKIP_WITHOUT(variant, causal)                                                              \
+  if (!haveGpu())                                                                                  \
+    GTEST_SKIP() << "no GPU";                                                                      \
+  if (!packageBuilt(variant, causal))                                                              \
+  GTEST_SKIP() << "no " << variant << " package (ninja tessel-attention-variants)"
+
+bool packageBuilt(const std::string &variant, bool causal) {
+  std::string dir = ops::flashAttentionOptions().packageDir;
+  if (dir.empty())
+    dir = TESSEL_KERNEL_PACKAGE_DIR;
+  return std::ifstream(dir + "/" + ops::flashAttentionPackage(torch::kBFloat16, causal, 0, variant) +
+                       ".tslpkg")
+      .good();
+}
+
+/// The variant in torch ops: scaled scores [B, H, Lq, Lk] -> modified scores, -inf where the
+/// variant masks them.
+using ScoreFn = std::function<torch::Tensor(const torch::Tensor &)>;
+
+torch::Tensor perQueryHead(const torch::Tensor &kv, int64_t heads) {
+  return kv.size(1) == heads ? kv : kv.repeat_interleave(heads / kv.size(1), 1);
+}
+
+/// Query and key positions [Lq, 1] and [1, Lk] on q's device.
+std::pair<torch::Tensor, torch::Tensor> positions(int64_t lq, int64_t lk) {
+  auto longs = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+  return {torch::arange(lq, longs).unsqueeze(1), torch::arange(lk, longs).unsqueeze(0)};
+}
+
+struct Result {
+  torch::Tensor out, dq, dk, dv;
+};
+
+Result run(const std::function<torch::Tensor(torch::Tensor, torch::Tensor, torch::Tensor)> &fn,
+           const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+           const torch::Tensor &dout, torch::ScalarType dtype) {
+  auto leaf = [&](const torch::Tensor &t) { return t.to(dtype).detach().requires_grad_(true); };
+  torch::Tensor ql = leaf(q), kl = leaf(k), vl = leaf(v);
+  torch::Tensor out = fn(ql, kl, vl);
+  out.backward(dout.to(dtype));
+  return {out.detach(), ql.grad(), kl.grad(), vl.grad()};
+}
+
+/// Tessel with `options` against `scores` applied to naive attention (causal on top when
+/// options.causal), float64 the reference and bf16 the naive error's measure.
+void checkVariant(const std::string &label, int64_t batch, int64_t heads, int64_t kvHeads,
+                  int64_t seq, int64_t d, const ops::AttentionOptions &options,
+                  const ScoreFn &scores) {
+  SCOPED_TRACE(label + " batch " + std::to_string(batch) + " heads " + std::to_string(heads) +
+               "/" + std::to_string(kvHeads) + " seq " + std::to_string(seq) + " d " +
+               std::to_string(d) + (options.causal ? " causal" : ""));
+  auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  auto rounded = [&](std::vector<int64_t> shape) {
+    return torch::randn(shape, f64).to(torch::kBFloat16).to(torch::kFloat64);
+  };
+  torch::Tensor q = rounded({batch, heads, seq, d}), k = rounded({batch, kvHeads, seq, d});
+  torch::Tensor v = rounded({batch, kvHeads, seq, d}), dout = rounded({batch, heads, seq, d});
+  double scale = 1.0 / std::sqrt(double(d));
+  auto naive = [&](torch::Tensor a, torch::Tensor b, torch::Tensor c) {
+    torch::Tensor s = scores(torch::matmul(a, perQueryHead(b, heads).transpose(-2, -1)) * scale);
+    if (options.causal) {
+      auto [i, j] = positions(seq, seq);
+      s = s.masked_fill(j > i, -INFINITY);
+    }
+    torch::Tensor p = torch::softmax(s, -1).nan_to_num(0.0);
+    return torch::matmul(p.to(c.scalar_type()), perQueryHead(c, heads));
+  };
+  ops::AttentionOptions opts = options;
+  opts.scale = scale;
+  auto tessel = [&](torch::Tensor a, torch::Tensor b, torch::Tensor c) {
+    return ops::flashAttention(a, b, c, opts);
+  };
+  Result ref = run(naive, q, k, v, dout, torch::kFloat64);
+  Result base = run(naive, q, k, v, dout, torch::kBFloat16);
+  Result got = run(tessel, q, k, v, dout, torch::kBFloat16);
+  auto check = [&](const char *what, const torch::Tensor &x, const torch::Tensor &b,
+                   const torch::Tensor &r) {
+    auto err = [&](const torch::Tensor &t) {
+      return (t.to(torch::kFloat64) - r).abs().max().item<double>();
+    };
+    double mine = err(x), naiveErr = err(b);
+    EXPECT_TRUE(std::isfinite(mine)) << what;
+    EXPECT_LE(mine, 2 * naiveErr + 1e-4 * (1 + r.abs().max().item<double>()))
+        << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
+  };
+  check("output", got.out, base.out, ref.out);
+  check("dq", got.dq, base.dq, ref.dq);
+  check("dk", got.dk, base.dk, ref.dk);
+  check("dv", got.dv, base.dv, ref.dv);
+}
+
+/// Every shape a variant runs on: ragged lengths, grouped-query heads, d 64 and 128.
+void checkShapes(const std::string &label, const ops::AttentionOptions &options,
+                 const std::function<ScoreFn(int64_t batch, int64_t heads, int64_t seq)> &make) {
+  for (auto [batch, heads, kvHeads, seq, d] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{2, 4, 2, 1000, 64},
+        {1, 3, 3, 333, 128}, {2, 2, 1, 130, 64}})
+    checkVariant(label, batch, heads, kvHeads, seq, d, options, make(batch, heads, seq));
+}
+
+TEST(AttentionVariants, SoftCapping) {
+  SKIP_WITHOUT("softcap", true);
+  torch::manual_seed(10);
+  ops::AttentionOptions options;
+  options.causal = true, options.softcap = 1.5; // scaled scores ~ N(0, 1): the cap bends them
+  checkShapes("softcap", options, [](int64_t, int64_t, int64_t) {
+    return [](const torch::Tensor &s) { return 1.5 * torch::tanh(s / 1.5); };
+  });
+}
+
+TEST(AttentionVariants, Alibi) {
+  SKIP_WITHOUT("alibi", true);
+  torch::manual_seed(11);
+  for (int64_t heads : {4, 3, 2}) {
+    auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA);
+    // ALiBi's geometric slopes, 2^(-8 (h + 1) / heads).
+    torch::Tensor slopes = torch::pow(2.0, -8.0 * (torch::arange(heads, f32) + 1) / double(heads));
+    ops::AttentionOptions options;
+    options.causal = true, options.alibiSlopes = slopes;
+    for (auto [batch, kvHeads, seq, d] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{2, 1, 1000, 64},
+                                          {1, heads, 333, 128}}) {
+      auto [i, j] = positions(seq, seq);
+      torch::Tensor bias = slopes.to(torch::kFloat64).view({heads, 1, 1}) * (j - i).to(torch::kFloat64);
+      checkVariant("alibi", batch, heads, kvHeads, seq, d, options,
+                   [bias](const torch::Tensor &s) { return s + bias.to(s.scalar_type()); });
+    }
+  }
+}
+
+TEST(AttentionVariants, DocumentMasking) {
+  SKIP_WITHOUT("document", true);
+  torch::manual_seed(12);
+  for (auto [batch, heads, kvHeads, seq, d] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{2, 4, 2, 1000, 64},
+        {1, 3, 3, 333, 128}, {2, 2, 1, 130, 64}}) {
+    // Documents of random lengths (a boundary after about one token in 60), packed.
+    auto longs = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+    torch::Tensor ids = (torch::rand({batch, seq}, longs.dtype(torch::kFloat32)) < 1.0 / 60)
+                            .to(torch::kLong)
+                            .cumsum(1);
+    ops::AttentionOptions options;
+    options.causal = true, options.documentIds = ids;
+    torch::Tensor same = ids.unsqueeze(2) == ids.unsqueeze(1); // [batch, seq, seq]
+    checkVariant("document", batch, heads, kvHeads, seq, d, options,
+                 [same](const torch::Tensor &s) {
+                   return s.masked_fill(same.unsqueeze(1).logical_not(), -INFINITY);
+                 });
+  }
+}
+
+TEST(AttentionVariants, PrefixLM) {
+  SKIP_WITHOUT("prefix_lm", false);
+  torch::manual_seed(13);
+  ops::AttentionOptions options;
+  checkShapes("prefix_lm", options, [&options](int64_t batch, int64_t, int64_t seq) {
+    auto longs = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+    torch::Tensor prefix = torch::randint(0, seq + 1, {batch}, longs);
+    options.prefixLengths = prefix;
+    auto [i, j] = positions(seq, seq);
+    torch::Tensor keep = (j.unsqueeze(0) < prefix.view({batch, 1, 1})) | (j <= i).unsqueeze(0);
+    return [keep](const torch::Tensor &s) {
+      return s.masked_fill(keep.unsqueeze(1).logical_not(), -INFINITY);
+    };
+  });
+}
+
+TEST(AttentionVariants, MaskFunctionsWithTheirOwnData) {
+  SKIP_WITHOUT("sliding_window", false);
+  torch::manual_seed(14);
+  auto ints = torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA);
+  ops::AttentionOptions window;
+  window.variant = {"sliding_window", {}, torch::tensor({100, 7}, ints)};
+  checkShapes("sliding_window", window, [](int64_t, int64_t, int64_t seq) {
+    auto [i, j] = positions(seq, seq);
+    torch::Tensor keep = (j >= i - 100) & (j <= i + 7);
+    return [keep](const torch::Tensor &s) { return s.masked_fill(keep.logical_not(), -INFINITY); };
+  });
+  if (packageBuilt("causal", false)) {
+    ops::AttentionOptions causal;
+    causal.variant.name = "causal";
+    checkShapes("causal", causal, [](int64_t, int64_t, int64_t seq) {
+      auto [i, j] = positions(seq, seq);
+      torch::Tensor keep = j <= i;
+      return [keep](const torch::Tensor &s) { return s.masked_fill(keep.logical_not(), -INFINITY); };
+    });
+  }
+}
+
+void expectError(const std::function<void()> &fn, const std::string &needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no GPU";
+  auto cuda = torch::TensorOptions().dtype(torch::kBFloat16).device(torch::kCUDA);
+  torch::Tensor q = torch::randn({2, 4, 16, 64}, cuda);
+  auto call = [&](const ops::AttentionOptions &o) { ops::flashAttention(q, q, q, o); };
+  ops::AttentionOptions two;
+  two.softcap = 30, two.alibiSlopes = torch::ones({4}, cuda);
+  expectError([&] { call(two); }, "one a call");
+  ops::AttentionOptions cap;
+  cap.softcap = -1;
+  expectError([&] { call(cap); }, "softcap must be positive");
+  ops::AttentionOptions slopes;
+  slopes.alibiSlopes = torch::ones({3}, cuda);
+  expectError([&] { call(slopes); }, "alibi_slopes must be floating [heads] = [4]");
+  ops::AttentionOptions docs;
+  docs.documentIds = torch::zeros({2, 15}, cuda.dtype(torch::kLong));
+  expectError([&] { call(docs); }, "document_ids must be integers of shape [2, 16]");
+  ops::AttentionOptions prefix;
+  prefix.causal = true, prefix.prefixLengths = torch::zeros({2}, cuda.dtype(torch::kLong));
+  expectError([&] { call(prefix); }, "call with causal = false");
+  ops::AttentionOptions unknown;
+  unknown.variant.name = "no_such_variant";
+  expectError([&] { call(unknown); }, "no package flash_attention_no_such_variant_bf16");
+}
+
+} // namespace
