@@ -174,7 +174,8 @@ Inputs makeInputs(const Shape &s) {
     in.sdpaMask = bias.masked_fill(visible.logical_not(), -INFINITY).to(options.dtype());
   } else if (s.variant == "document") {
     auto longs = options.dtype(torch::kLong);
-    torch::Tensor ids = (torch::arange(s.seq, longs) * s.documents / s.seq).expand({s.batch, s.seq});
+    torch::Tensor ids =
+        torch::floor_divide(torch::arange(s.seq, longs) * s.documents, s.seq).expand({s.batch, s.seq});
     in.tessel.documentIds = ids.contiguous();
     torch::Tensor same = ids[0].unsqueeze(1) == ids[0].unsqueeze(0);
     keep = (keep.defined() ? keep : model::attentionMask(s.seq, s.seq, s.causal, -1, options)) & same;
