@@ -73,11 +73,12 @@ stop_clocks() {
 case "$mode" in
 prepare)
   build=${BUILD_DIR:-build}
-  cmake --build "$build" --target tessel-kernels
+  cmake --build "$build" --target tessel-kernels tessel-attention-variants
   rm -rf .gpu-carry
   mkdir -p .gpu-carry/src
-  # Compressed: the packages' PTX is ~70 MB, over what a device call carries (64 MiB).
-  tar -czf .gpu-carry/kernels.tar.gz -C "$build"/kernels $(cd "$build"/kernels && ls *.tslpkg)
+  # Compressed: the packages' PTX is ~700 MB, over what a device call carries (64 MiB); xz
+  # takes the attention packages' repetitive PTX down far more than gzip (107 MB).
+  tar -cf - -C "$build"/kernels $(cd "$build"/kernels && ls *.tslpkg) | xz -T0 -6 > .gpu-carry/kernels.tar.xz
   git archive HEAD | tar -x -C .gpu-carry/src
   # The CPU interpreter's outputs for the same launches (test/gpu/agreement compares).
   cmake --build "$build" --target tessel-agreement-data > /dev/null
@@ -91,8 +92,8 @@ run)
   # Packages and GoogleTest sit next to the snapshot (../) or in the checkout's .gpu-carry.
   carry=$(cd "${TESSEL_CARRY:-$( [ -f COMMIT ] && echo .. || echo .gpu-carry)}" && pwd)
   out=${OUT:-$PWD/gpu-results}
-  if [ -f "$carry/kernels.tar.gz" ] && [ ! -d "$carry/kernels" ]; then
-    mkdir -p "$carry/kernels" && tar -xzf "$carry/kernels.tar.gz" -C "$carry/kernels"
+  if [ -f "$carry/kernels.tar.xz" ] && [ ! -d "$carry/kernels" ]; then
+    mkdir -p "$carry/kernels" && tar -xJf "$carry/kernels.tar.xz" -C "$carry/kernels"
   fi
   # Outside the carried folder, so a warm machine keeps it between calls.
   build=${TESSEL_GPU_BUILD:-$carry/../build-gpu}
