@@ -76,6 +76,7 @@ struct CommonOptions {
   std::vector<std::string> precisions = {"fp32"};
   int64_t context = 128, batch = 4, warmup = 5, steps = 10, seed = 0;
   int64_t dModel = 0, dFF = 0, numLayers = 0, numHeads = 0, vocabSize = 0;
+  int64_t kvHeads = 0, attentionWindow = -1;
   int64_t timeoutSeconds = 600;
   double lr = 1e-4;
   std::string json, markdownFile, profile, saveCheckpoint, planAllReduce;
@@ -102,6 +103,12 @@ struct CommonOptions {
     flags.add("d-ff", "N", "override d_ff", dFF);
     flags.add("num-layers", "N", "override the number of layers", numLayers);
     flags.add("num-heads", "N", "override the number of heads", numHeads);
+    flags.add("kv-heads", "N",
+              "key/value heads: grouped-query attention with fewer than the heads (a divisor)",
+              kvHeads);
+    flags.add("attention-window", "N",
+              "sliding-window attention: each token sees the N tokens before it (-1: all)",
+              attentionWindow);
     flags.add("vocab-size", "N", "override the vocabulary size", vocabSize);
     flags.add("backend", "NAME", "auto | nccl | gloo", backend);
     flags.add("adamw", "IMPL",
@@ -166,7 +173,9 @@ struct CommonOptions {
       c.numHeads = numHeads;
     if (vocabSize)
       c.vocabSize = vocabSize;
-    if (dModel || dFF || numLayers || numHeads || vocabSize)
+    c.numKvHeads = kvHeads;
+    c.attentionWindow = attentionWindow;
+    if (dModel || dFF || numLayers || numHeads || vocabSize || kvHeads || attentionWindow != -1)
       c.name = "custom";
     c.contextLength = context;
     c.attention = tessel::model::parseAttentionImpl(attention);

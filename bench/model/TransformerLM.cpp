@@ -47,6 +47,15 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, const torch::TensorOptions &opti
   resetParameters();
 }
 
+LinearImpl::LinearImpl(int64_t in, std::vector<int64_t> rows, const torch::TensorOptions &options)
+    : inFeatures(in), outFeatures(0), fusedBlocks(int64_t(rows.size())), blockRows(std::move(rows)) {
+  for (int64_t r : blockRows)
+    outFeatures += r;
+  weight = register_parameter("weight",
+                              torch::empty({outFeatures, in}, options.dtype(torch::kFloat32)));
+  resetParameters();
+}
+
 void LinearImpl::resetParameters() {
   if (blockRows.empty()) {
     double std = std::sqrt(2.0 / static_cast<double>(inFeatures + outFeatures / fusedBlocks));
@@ -178,12 +187,12 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig &config,
     : numHeads(config.numHeads), numKvHeads(config.kvHeads()), window(config.attentionWindow),
       attention(config.attention), kernels(config.kernels) {
   int64_t kvWidth = config.planShape().kvWidth();
+  // Grouped-query attention: q, k and v of unequal widths, each drawn as its own linear.
   qkvProj = register_module(
-      "qkv_proj", Linear(config.dModel, config.dModel + 2 * kvWidth, options, 3));
-  if (numKvHeads != numHeads) { // q, k and v of unequal widths: each drawn as its own linear
-    qkvProj->blockRows = {config.dModel, kvWidth, kvWidth};
-    qkvProj->resetParameters();
-  }
+      "qkv_proj", numKvHeads == numHeads
+                      ? Linear(config.dModel, 3 * config.dModel, options, 3)
+                      : Linear(config.dModel, std::vector<int64_t>{config.dModel, kvWidth, kvWidth},
+                               options));
   outputProj = register_module("output_proj", Linear(config.dModel, config.dModel, options));
   rope = register_module("rope", RotaryEmbedding(config.ropeTheta, config.dModel / numHeads,
                                                  config.contextLength, options));

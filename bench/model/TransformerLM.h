@@ -44,6 +44,10 @@ class LinearImpl : public torch::nn::Module {
 public:
   LinearImpl(int64_t inFeatures, int64_t outFeatures, const torch::TensorOptions &options = {},
              int64_t fusedBlocks = 1);
+  /// Fused blocks of unequal rows (one draw each: a meta-built model's initialisation, unit
+  /// by unit, draws the same numbers).
+  LinearImpl(int64_t inFeatures, std::vector<int64_t> blockRows,
+             const torch::TensorOptions &options = {});
   torch::Tensor forward(const torch::Tensor &x);
   /// Re-draws the weight: truncated normal, std sqrt(2 / (in + out)), cut at +-3 std.
   void resetParameters();

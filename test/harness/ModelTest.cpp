@@ -304,10 +304,12 @@ TEST(HarnessModel, WorkingCopiesMatchAutocastCasts) {
         optimizer.step();
         losses.push_back(loss.item<double>());
       }
-      for (size_t i = 0; i < optimizer.workingCopies().size(); ++i)
-        if (const torch::Tensor &c = optimizer.workingCopies()[i]; c.defined())
+      for (size_t i = 0; i < optimizer.workingCopies().size(); ++i) {
+        if (const torch::Tensor &c = optimizer.workingCopies()[i]; c.defined()) {
           EXPECT_TRUE(torch::equal(c, optimizer.params()[i].detach().to(torch::kBFloat16)))
               << "copy " << i;
+        }
+      }
       std::vector<torch::Tensor> flat;
       for (auto &p : lm->parameters())
         flat.push_back(p.detach().flatten());
