@@ -90,8 +90,9 @@ void checkDefinesAreUsed(const std::vector<const fe::ast::Function *> &kernels,
 /// configuration (the autotuner would time the same code twice).
 std::optional<std::vector<fe::Specialization>>
 resolveKernelConfigs(const fe::ast::Function &kernel, const CompileOptions &options,
-                     fe::DiagnosticEngine &diags) {
-  auto configs = fe::resolveConfigs(kernel, options.defines, options.numWarps, diags);
+                     fe::DiagnosticEngine &diags,
+                     const std::map<std::string, fe::ConstValue> &constants) {
+  auto configs = fe::resolveConfigs(kernel, options.defines, options.numWarps, diags, constants);
   if (!configs)
     return configs;
   bool canSpecialize = mlir::tessel::Target(options.arch).hasWgmma();
@@ -117,10 +118,11 @@ resolveKernelConfigs(const fe::ast::Function &kernel, const CompileOptions &opti
 /// One stage of the chosen configuration of each kernel, concatenated.
 std::string emitStage(const std::vector<const fe::ast::Function *> &kernels,
                       const CompileOptions &options, VariantCompiler &compiler,
-                      fe::DiagnosticEngine &diags) {
+                      fe::DiagnosticEngine &diags,
+                      const std::map<std::string, fe::ConstValue> &constants) {
   std::string text;
   for (const fe::ast::Function *kernel : kernels) {
-    auto configs = resolveKernelConfigs(*kernel, options, diags);
+    auto configs = resolveKernelConfigs(*kernel, options, diags, constants);
     if (!configs)
       continue;
     if (options.config >= configs->size()) {
@@ -218,6 +220,10 @@ CompileResult compile(std::string_view source, std::string_view fileName,
     return finish();
   }
   std::vector<const fe::ast::Function *> kernels = selectKernels(module, options, diags);
+  // The module's constants, for @autotune configs and constexpr defaults that name them
+  // (their errors are reported where the kernels use them, by MLIRGen).
+  fe::DiagnosticEngine quiet(file, 0);
+  std::map<std::string, fe::ConstValue> constants = fe::evalModuleConstants(module, quiet);
   if (!diags.hasErrors())
     checkDefinesAreUsed(kernels, options, diags);
   if (diags.hasErrors())
@@ -225,7 +231,7 @@ CompileResult compile(std::string_view source, std::string_view fileName,
 
   VariantCompiler compiler(options, diags, module);
   if (options.stage != Stage::Package) {
-    result.text = emitStage(kernels, options, compiler, diags);
+    result.text = emitStage(kernels, options, compiler, diags, constants);
     return finish();
   }
   result.package.compiler = versionText();
@@ -246,7 +252,7 @@ CompileResult compile(std::string_view source, std::string_view fileName,
     }
   }
   for (const fe::ast::Function *kernel : kernels)
-    if (auto configs = resolveKernelConfigs(*kernel, options, diags))
+    if (auto configs = resolveKernelConfigs(*kernel, options, diags, constants))
       result.package.kernels.push_back(compileKernel(*kernel, *configs, options, ptxas, compiler,
                                                      diags, result.variants));
   return finish();

@@ -17,6 +17,7 @@ Json constToJson(const fe::ConstValue &v) {
   case fe::ConstValue::Kind::DType: return Json(std::string(fe::dtypeName(v.dtype)));
   case fe::ConstValue::Kind::String: return Json(v.text);
   case fe::ConstValue::Kind::None: return Json();
+  case fe::ConstValue::Kind::Function: return Json(v.text); // a @func passed as a constexpr
   }
   return Json();
 }

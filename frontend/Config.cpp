@@ -15,8 +15,13 @@ const ConstValue *Specialization::lookup(const std::string &name) const {
 
 std::optional<std::vector<Specialization>>
 resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
-               unsigned defaultNumWarps, DiagnosticEngine &diags) {
+               unsigned defaultNumWarps, DiagnosticEngine &diags,
+               const std::map<std::string, ConstValue> &moduleConstants) {
   unsigned errorsBefore = diags.errorCount();
+  auto constant = [&](const std::string &name) -> std::optional<ConstValue> {
+    auto it = moduleConstants.find(name);
+    return it == moduleConstants.end() ? std::nullopt : std::optional<ConstValue>(it->second);
+  };
   // Defaults may refer to earlier constexprs (`BLOCK_N: constexpr = BLOCK_M`).
   auto evalDefaults = [&](ConstexprValues &values) {
     for (const ast::Param &p : kernel.params) {
@@ -31,7 +36,7 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
         for (const auto &kv : values)
           if (kv.first == name)
             return kv.second;
-        return std::nullopt;
+        return constant(name);
       };
       if (auto v = evalConstExpr(*p.defaultValue, lookup, diags))
         values.emplace_back(p.name, *v);
@@ -54,7 +59,7 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
     SourceRange where = cfg ? cfg->range : kernel.nameRange;
     if (cfg) {
       for (const ast::Keyword &kw : cfg->values) {
-        auto v = evalConstExpr(*kw.value, nullptr, diags);
+        auto v = evalConstExpr(*kw.value, constant, diags);
         if (!v)
           continue;
         if (kw.name == "num_warps" || kw.name == "num_stages") {

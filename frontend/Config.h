@@ -12,6 +12,7 @@
 #include "frontend/AST.h"
 #include "frontend/ConstEval.h"
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -44,10 +45,12 @@ struct Specialization {
 /// (-D values) replace the value of that constexpr in every configuration;
 /// names the kernel does not have are ignored. `defaultNumWarps` applies when
 /// a configuration does not set num_warps. Errors (a constexpr without a value,
-/// an unknown config key, a bad num_warps) go to `diags`.
+/// an unknown config key, a bad num_warps) go to `diags`. Config values and defaults may
+/// name the module's constants (`moduleConstants`, as evalModuleConstants gives them).
 std::optional<std::vector<Specialization>>
 resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
-               unsigned defaultNumWarps, DiagnosticEngine &diags);
+               unsigned defaultNumWarps, DiagnosticEngine &diags,
+               const std::map<std::string, ConstValue> &moduleConstants = {});
 
 } // namespace tessel::frontend
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <set>
 
 namespace tessel::frontend {
 
@@ -389,6 +390,37 @@ evalConstExpr(const ast::Expr &expr,
   default:
     return error("expected a compile-time constant (a number, True/False or a dtype)");
   }
+}
+
+std::map<std::string, ConstValue> evalModuleConstants(const ast::Module &module,
+                                                      DiagnosticEngine &diags) {
+  // On demand, by name: a constant may use any other (an importing file's override sits in
+  // the imported constant's place, before the importer's own). A cycle is not a constant.
+  std::map<std::string, std::optional<ConstValue>> done;
+  std::set<std::string> active;
+  std::function<std::optional<ConstValue>(const std::string &)> value =
+      [&](const std::string &name) -> std::optional<ConstValue> {
+    if (auto it = done.find(name); it != done.end())
+      return it->second;
+    const ast::Constant *c = module.constant(name);
+    if (!c) {
+      if (const ast::Function *fn = module.function(name);
+          fn && fn->kind == ast::FunctionKind::Func)
+        return ConstValue::ofFunction(name); // `SCORE_MOD = softcap`
+      return std::nullopt;
+    }
+    if (!active.insert(name).second)
+      return std::nullopt; // a cycle: reported at the name that closes it
+    std::optional<ConstValue> v = evalConstExpr(*c->value, value, diags);
+    active.erase(name);
+    done[name] = v;
+    return v;
+  };
+  std::map<std::string, ConstValue> values;
+  for (const ast::Constant &c : module.constants)
+    if (std::optional<ConstValue> v = value(c.name))
+      values[c.name] = *v;
+  return values;
 }
 
 } // namespace tessel::frontend

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,12 @@ std::optional<ConstValue>
 evalConstExpr(const ast::Expr &expr,
               const std::function<std::optional<ConstValue>(const std::string &)> &lookup,
               DiagnosticEngine &diags);
+
+/// The module's constants, evaluated in order, each seeing the ones before it and the names
+/// of the module's @funcs (function values). A constant whose value is not a compile-time
+/// constant is absent from the result; its error goes to `diags`.
+std::map<std::string, ConstValue> evalModuleConstants(const ast::Module &module,
+                                                      DiagnosticEngine &diags);
 
 } // namespace tessel::frontend
 

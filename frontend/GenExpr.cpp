@@ -61,17 +61,11 @@ static unsigned editDistance(const std::string &a, const std::string &c) {
 const GenValue *Generator::moduleConstant(const std::string &name) {
   if (!moduleConstantsEvaluated_) {
     moduleConstantsEvaluated_ = true;
+    std::map<std::string, ConstValue> values = evalModuleConstants(module, diags);
     for (const ast::Constant &c : module.constants) {
-      auto lookup = [&](const std::string &other) -> std::optional<ConstValue> {
-        auto it = moduleConstants_.find(other);
-        if (it != moduleConstants_.end() && it->second.isConst())
-          return it->second.cst;
-        if (const ast::Function *fn = module.function(other); fn && fn->kind == ast::FunctionKind::Func)
-          return ConstValue::ofFunction(other); // `SCORE_MOD = softcap`
-        return std::nullopt;
-      };
-      std::optional<ConstValue> value = evalConstExpr(*c.value, lookup, diags);
-      moduleConstants_[c.name] = value ? GenValue::ofConst(*value) : GenValue::poison();
+      auto it = values.find(c.name);
+      moduleConstants_[c.name] =
+          it != values.end() ? GenValue::ofConst(it->second) : GenValue::poison();
     }
   }
   auto it = moduleConstants_.find(name);

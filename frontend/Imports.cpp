@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -25,27 +26,41 @@ public:
                const std::vector<std::string> &searchDirs, const ParserLimits &limits)
       : diags_(diags), imported_(imported), searchDirs_(searchDirs), limits_(limits) {}
 
-  /// `file`'s module with its imports merged in; `key` identifies it for cycles.
-  ast::Module load(const SourceFile &file, const std::string &key) {
+  /// `file`'s module with its imports merged in; `key` identifies it for cycles. `reach`
+  /// gets the file indices it imports, directly or not.
+  ast::Module load(const SourceFile &file, const std::string &key, std::set<uint32_t> &reach) {
     ast::Module own = parseModule(file, diags_, limits_);
     if (own.imports.empty())
       return own;
     active_.push_back(key);
     ast::Module merged;
-    for (const ast::Import &imp : own.imports)
-      if (const SourceFile *dep = open(file, imp)) {
-        std::string depKey = canonical(dep->name());
-        ast::Module theirs = load(*dep, depKey);
-        append(merged, std::move(theirs));
+    for (const ast::Import &imp : own.imports) {
+      const SourceFile *dep = open(file, imp);
+      if (!dep)
+        continue;
+      std::string depKey = canonical(dep->name());
+      uint32_t index = diags_.fileIndex(*dep);
+      std::set<uint32_t> depReach;
+      if (loaded_.count(depKey)) { // joined already: its definitions are in the module
+        depReach = loaded_[depKey];
+      } else {
+        loaded_[depKey] = {}; // (a cycle back to it is caught by `active_` first)
+        ast::Module theirs = load(*dep, depKey, depReach);
+        loaded_[depKey] = depReach;
+        depReach.insert(index);
+        merge(merged, std::move(theirs), depReach);
       }
+      depReach.insert(index);
+      reach.insert(depReach.begin(), depReach.end());
+    }
     active_.pop_back();
-    overlay(merged, std::move(own));
+    merge(merged, std::move(own), reach);
     return merged;
   }
 
 private:
-  /// The imported file, read and registered; null after an error (or when it was
-  /// imported already: it joined the module then).
+  /// The imported file, read and registered (once: a second import gives the same one);
+  /// null after an error.
   const SourceFile *open(const SourceFile &from, const ast::Import &imp) {
     std::vector<fs::path> tried;
     fs::path base = fs::path(from.name()).parent_path();
@@ -64,8 +79,9 @@ private:
           diags_.error(imp.range, "import cycle: '" + imp.path + "' imports this file again");
           return nullptr;
         }
-      if (!joined_.insert(key).second)
-        return nullptr; // a diamond: its definitions are in the module already
+      for (const auto &f : imported_.files) // a diamond: the file read already
+        if (canonical(f->name()) == key)
+          return f.get();
       std::ifstream in(candidate, std::ios::binary);
       std::stringstream text;
       text << in.rdbuf();
@@ -90,39 +106,23 @@ private:
     DiagnosticEngine::note(d, previous, "previous definition is here");
   }
 
-  /// Another imported file's definitions after `into`'s: any name twice is a redefinition.
-  void append(ast::Module &into, ast::Module from) {
+  /// `from`'s definitions after `into`'s. A constant of `from` replaces one of `into` in
+  /// place when `into`'s came from a file `from` imports (`reach`, file indices): an
+  /// importing file configures what it imports. Any other name twice is a redefinition.
+  void merge(ast::Module &into, ast::Module from, const std::set<uint32_t> &reach) {
     for (ast::Constant &c : from.constants) {
-      if (const ast::Function *f = into.function(c.name))
-        redefinition(c.name, c.nameRange, f->nameRange);
-      else if (const ast::Constant *other = into.constant(c.name))
-        redefinition(c.name, c.nameRange, other->nameRange);
-      else
-        into.constants.push_back(std::move(c));
-    }
-    for (auto &fn : from.functions) {
-      if (const ast::Function *f = into.function(fn->name))
-        redefinition(fn->name, fn->nameRange, f->nameRange);
-      else if (const ast::Constant *other = into.constant(fn->name))
-        redefinition(fn->name, fn->nameRange, other->nameRange);
-      else
-        into.functions.push_back(std::move(fn));
-    }
-  }
-
-  /// The importing file's own definitions over its imports': its constants replace theirs.
-  void overlay(ast::Module &into, ast::Module own) {
-    for (ast::Constant &c : own.constants) {
       auto it = std::find_if(into.constants.begin(), into.constants.end(),
                              [&](const ast::Constant &x) { return x.name == c.name; });
-      if (it != into.constants.end())
+      if (it != into.constants.end() && reach.count(it->nameRange.begin.file))
         *it = std::move(c);
+      else if (it != into.constants.end())
+        redefinition(c.name, c.nameRange, it->nameRange);
       else if (const ast::Function *f = into.function(c.name))
         redefinition(c.name, c.nameRange, f->nameRange);
       else
         into.constants.push_back(std::move(c));
     }
-    for (auto &fn : own.functions) {
+    for (auto &fn : from.functions) {
       if (const ast::Function *f = into.function(fn->name))
         redefinition(fn->name, fn->nameRange, f->nameRange);
       else if (const ast::Constant *other = into.constant(fn->name))
@@ -137,7 +137,8 @@ private:
   const std::vector<std::string> &searchDirs_;
   const ParserLimits &limits_;
   std::vector<std::string> active_; // the files being loaded, outermost first
-  std::set<std::string> joined_;    // every imported file, once
+  /// Every imported file (canonical path), with the files it imports: loaded once.
+  std::map<std::string, std::set<uint32_t>> loaded_;
 };
 
 } // namespace
@@ -146,7 +147,8 @@ ast::Module parseWithImports(const SourceFile &file, DiagnosticEngine &diags,
                              ImportedFiles &imported, const std::vector<std::string> &searchDirs,
                              const ParserLimits &limits) {
   ImportLoader loader(diags, imported, searchDirs, limits);
-  return loader.load(file, canonical(file.name()));
+  std::set<uint32_t> reach;
+  return loader.load(file, canonical(file.name()), reach);
 }
 
 } // namespace tessel::frontend

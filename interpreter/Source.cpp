@@ -63,7 +63,10 @@ llvm::Expected<SourceKernel> compileSource(const std::string &path, const std::s
                                      d + "'");
     overrides.emplace_back(d.substr(0, eq), *value);
   }
-  auto configs = fe::resolveConfigs(*kernel, overrides, 4, diags);
+  // Module constants for configs and defaults (errors: MLIRGen's, where they are used).
+  fe::DiagnosticEngine quiet(file, 0);
+  auto configs =
+      fe::resolveConfigs(*kernel, overrides, 4, diags, fe::evalModuleConstants(module, quiet));
   if (!configs || diags.hasErrors())
     return llvm::createStringError(rendered(diags));
   if (opts.config >= configs->size())
