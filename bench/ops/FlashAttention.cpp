@@ -228,7 +228,7 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
       fail(std::string(what) + " must be integers of shape " + want.str() + "; got " +
            describe(t));
     }
-    return t.to(on.dtype(torch::kInt32)).contiguous();
+    return t.to(q.device());
   };
   int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2);
   if (options.softcap != 0) {
@@ -249,8 +249,9 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
            ", k " + describe(k));
     // The kernels read, per sequence, each token's document (a run of equal ids), its first
     // token and one past its last: [batch, 3, seq] (examples/attention/document.tsl).
+    // Runs are found on the ids as given (64-bit ids that agree mod 2^32 stay apart).
     torch::Tensor ids = ints(options.documentIds, {batch, seq}, "document_ids");
-    auto at = torch::arange(seq, ids.options()).expand({batch, seq});
+    auto at = torch::arange(seq, on.dtype(torch::kInt32)).expand({batch, seq});
     torch::Tensor starts = torch::ones({batch, seq}, ids.options().dtype(torch::kBool));
     if (seq > 1)
       starts.narrow(1, 1, seq - 1).copy_(ids.narrow(1, 1, seq - 1) != ids.narrow(1, 0, seq - 1));
@@ -265,9 +266,25 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
   if (options.prefixLengths.defined()) {
     if (options.causal)
       fail("prefix_lengths holds the causal part of its mask: call with causal = false");
-    return {"prefix_lm", {}, ints(options.prefixLengths, {batch}, "prefix_lengths")};
+    torch::Tensor prefix = ints(options.prefixLengths, {batch}, "prefix_lengths");
+    return {"prefix_lm", {}, prefix.clamp(0, seq).to(torch::kInt32).contiguous()};
   }
   AttentionVariant v = options.variant;
+  // The examples' data, checked (another variant's is its own to check: the kernels read it).
+  struct Needs {
+    const char *name;
+    int64_t floats, ints;
+  };
+  for (Needs n : {Needs{"softcap", 1, 0}, Needs{"alibi", heads, 0},
+                  Needs{"document", 0, 3 * batch * seq}, Needs{"prefix_lm", 0, batch},
+                  Needs{"sliding_window", 0, 2}})
+    if (v.name == n.name &&
+        ((v.floats.defined() ? v.floats.numel() : 0) < n.floats ||
+         (v.ints.defined() ? v.ints.numel() : 0) < n.ints))
+      fail("the '" + v.name + "' variant reads " + std::to_string(n.floats) + " floats and " +
+           std::to_string(n.ints) + " ints; got " +
+           (v.floats.defined() ? describe(v.floats) : std::string("no floats")) + " and " +
+           (v.ints.defined() ? describe(v.ints) : std::string("no ints")));
   if (v.floats.defined())
     v.floats = v.floats.to(on.dtype(torch::kFloat32)).contiguous();
   if (v.ints.defined())

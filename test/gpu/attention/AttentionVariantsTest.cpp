@@ -247,6 +247,9 @@ TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
   ops::AttentionOptions prefix;
   prefix.causal = true, prefix.prefixLengths = torch::zeros({2}, cuda.dtype(torch::kLong));
   expectError([&] { call(prefix); }, "call with causal = false");
+  ops::AttentionOptions noData;
+  noData.variant.name = "sliding_window"; // reads its two extents from ints
+  expectError([&] { call(noData); }, "the 'sliding_window' variant reads 0 floats and 2 ints");
   ops::AttentionOptions unknown;
   unknown.variant.name = "no_such_variant";
   expectError([&] { call(unknown); }, "no package flash_attention_no_such_variant_bf16");
