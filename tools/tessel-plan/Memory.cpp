@@ -61,6 +61,11 @@ namespace {
 /// Bytes of an activation the linears produce: bf16 under autocast, else f32. The residual
 /// stream, the norms' statistics and softmax stay f32 either way.
 int activationBytesPerElement(const StepSetup &s) { return s.bf16 ? 2 : 4; }
+/// Bytes per element of the residual stream: f32, bf16 where the weights are (the embedding's
+/// output is the stream's dtype).
+int residualBytes(const StepSetup &s) { return s.bf16Weights ? 2 : 4; }
+/// What a norm keeps of its input: Tessel's norm keeps it as it is, the eager norm an f32 upcast.
+int normInputBytes(const StepSetup &s) { return s.kernels == Kernels::Tessel ? residualBytes(s) : 4; }
 } // namespace
 
 std::vector<SavedTensor> savedPerBlock(const StepSetup &s) {
@@ -75,7 +80,7 @@ std::vector<SavedTensor> savedPerBlock(const StepSetup &s) {
   bool eager = s.kernels == Kernels::Eager;
   std::vector<SavedTensor> saved;
   auto norm = [&](const char *name) {
-    saved.push_back({std::string(name) + " input (residual stream)", d, 4});
+    saved.push_back({std::string(name) + " input (residual stream)", d, normInputBytes(s)});
     if (eager) // x * rsqrt(mean(x^2) + eps), kept for the weight's product
       saved.push_back({std::string(name) + " x * rstd", d, 4});
     saved.push_back({std::string(name) + " rstd", 1, 4});
@@ -139,7 +144,7 @@ std::vector<SavedTensor> savedOutsideBlocks(const StepSetup &s) {
   double d = static_cast<double>(m.dModel), v = static_cast<double>(m.vocabSize);
   int a = activationBytesPerElement(s);
   // (The embedding keeps the token ids: the batch, counted with the step's inputs.)
-  std::vector<SavedTensor> saved = {{"final norm input (residual stream)", d, 4}};
+  std::vector<SavedTensor> saved = {{"final norm input (residual stream)", d, normInputBytes(s)}};
   if (s.kernels == Kernels::Eager)
     saved.push_back({"final norm x * rstd", d, 4});
   saved.push_back({"final norm rstd", 1, 4});
@@ -166,7 +171,7 @@ double checkpointedBytesPerToken(const StepSetup &s) {
   int a = activationBytesPerElement(s);
   if (s.model.architecture == Architecture::FfnOnly)
     return layers * d * a;
-  return layers * d * 4 + (layers - 1) * d * a;
+  return layers * d * residualBytes(s) + (layers - 1) * d * a;
 }
 } // namespace
 
@@ -177,7 +182,9 @@ double activationBytes(const StepSetup &s, double tokens) {
   return tokens * (blocks + bytesPerToken(savedOutsideBlocks(s)));
 }
 
-MemoryPlan planMemory(const StepSetup &s, Sharding sharding, int devices) {
+MemoryPlan planMemory(const StepSetup &setup, Sharding sharding, int devices) {
+  StepSetup s = setup;
+  s.bf16Weights = s.bf16 && sharding == Sharding::Zero3;
   if (devices < 1)
     throw std::invalid_argument("the device count must be at least 1");
   if (sharding == Sharding::Single && devices != 1)
@@ -243,7 +250,7 @@ MemoryPlan planMemory(const StepSetup &s, Sharding sharding, int devices) {
   double headTransient = tokens * v * (s.kernels == Kernels::Eager ? 8 + (s.bf16 ? 2 : 0) : a);
   // A block's backward: the feed-forward's [tokens, 2 d_ff] gradient twice, the residual
   // stream's twice, and (checkpointing) the block's recomputed tensors.
-  double blockTransient = tokens * (2 * 2 * ff * a + 2 * d * 4) + recompute;
+  double blockTransient = tokens * (2 * 2 * ff * a + 2 * d * residualBytes(s)) + recompute;
   double headParams = v * d + d;
   double backwardPeak = 0;
   for (int k = 0; k <= m.numLayers; ++k) {

@@ -41,6 +41,9 @@ struct StepSetup {
   Kernels kernels = Kernels::Eager;
   bool activationCheckpointing = false; ///< keep each block's inputs, recompute the rest
   bool workingCopies = false; ///< bf16 weight copies that AdamW writes (no autocast casts)
+  /// The forward runs on bf16 weights (ZeRO-3 gathers them in bf16; planMemory sets it): the
+  /// embedding's output, so the residual stream, is bf16 too.
+  bool bf16Weights = false;
   /// LibTorch's CPU kernels rather than CUDA's: SDPA returns its output heads-first (the
   /// output projection copies it) and autocast keeps softmax in bf16.
   bool cpu = false;
