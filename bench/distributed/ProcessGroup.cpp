@@ -122,7 +122,26 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const Environment &env,
 
 std::string ProcessGroup::backendName() const { return toString(kind_); }
 
+int64_t CollectiveCall::bytes() const {
+  int64_t elements = 0;
+  for (int64_t n : numels)
+    elements += n;
+  return elements * static_cast<int64_t>(c10::elementSize(dtype));
+}
+
+void ProcessGroup::record(CollectiveCall::Kind kind, const std::vector<torch::Tensor> &tensors) {
+  if (!log_ || tensors.empty())
+    return;
+  CollectiveCall call;
+  call.kind = kind;
+  call.dtype = tensors.front().scalar_type();
+  for (const torch::Tensor &t : tensors)
+    call.numels.push_back(t.numel());
+  log_->push_back(std::move(call));
+}
+
 Work ProcessGroup::allReduce(torch::Tensor &tensor, c10d::ReduceOp op) {
+  record(CollectiveCall::Kind::AllReduce, {tensor});
   std::vector<torch::Tensor> tensors{tensor};
   c10d::AllreduceOptions opts;
   opts.reduceOp = op;
@@ -137,6 +156,7 @@ Work ProcessGroup::allReduceMean(torch::Tensor &tensor) {
 }
 
 Work ProcessGroup::broadcast(torch::Tensor &tensor, int root) {
+  record(CollectiveCall::Kind::Broadcast, {tensor});
   std::vector<torch::Tensor> tensors{tensor};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
@@ -145,13 +165,21 @@ Work ProcessGroup::broadcast(torch::Tensor &tensor, int root) {
 
 Work ProcessGroup::reduceScatter(torch::Tensor &output, torch::Tensor &input,
                                  c10d::ReduceOp op) {
+  record(CollectiveCall::Kind::ReduceScatter, {output});
   c10d::ReduceScatterOptions options;
   options.reduceOp = op;
   return backend_->_reduce_scatter_base(output, input, options);
 }
 
 Work ProcessGroup::allGather(torch::Tensor &output, torch::Tensor &input) {
+  record(CollectiveCall::Kind::AllGather, {input});
   return backend_->_allgather_base(output, input);
+}
+
+Work ProcessGroup::allGatherCoalesced(std::vector<torch::Tensor> &outputs,
+                                      std::vector<torch::Tensor> &inputs) {
+  record(CollectiveCall::Kind::AllGather, inputs);
+  return backend_->allgather_into_tensor_coalesced(outputs, inputs);
 }
 
 void ProcessGroup::wait(const Work &work, const std::string &what) {

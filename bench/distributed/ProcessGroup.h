@@ -28,6 +28,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tessel::dist {
 
@@ -38,6 +39,17 @@ public:
 };
 
 using Work = c10::intrusive_ptr<c10d::Work>;
+
+/// One collective as a rank issued it: enough to issue it again on its own (CommReplay.h).
+struct CollectiveCall {
+  enum class Kind { AllReduce, Broadcast, ReduceScatter, AllGather };
+  Kind kind = Kind::AllReduce;
+  c10::ScalarType dtype = c10::ScalarType::Float;
+  /// Elements of each tensor of the call (several: a coalesced all-gather): the all-reduced or
+  /// broadcast tensor, the all-gather's input chunk, the reduce-scatter's output chunk.
+  std::vector<int64_t> numels;
+  int64_t bytes() const; ///< what one rank contributes: sum of numels x element size
+};
 
 enum class BackendKind {
   Auto, ///< NCCL when CUDA is available, else Gloo.
@@ -104,6 +116,10 @@ public:
                      c10d::ReduceOp op = c10d::ReduceOp::SUM);
   /// output is size() chunks of input's size; chunk k is rank k's input.
   Work allGather(torch::Tensor &output, torch::Tensor &input);
+  /// Several all-gathers as one collective (allgather_into_tensor_coalesced).
+  Work allGatherCoalesced(std::vector<torch::Tensor> &outputs, std::vector<torch::Tensor> &inputs);
+  /// While set, every collective above is appended to `log` (nullptr: stop).
+  void recordCollectives(std::vector<CollectiveCall> *log) { log_ = log; }
   /// Waits for `work`; a failure becomes a DistributedError naming this rank and `what`.
   void wait(const Work &work, const std::string &what = "collective");
   void barrier();
@@ -121,6 +137,8 @@ private:
   torch::Device device_{torch::kCPU};
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Backend> backend_;
+  std::vector<CollectiveCall> *log_ = nullptr;
+  void record(CollectiveCall::Kind kind, const std::vector<torch::Tensor> &tensors);
 };
 
 } // namespace tessel::dist

@@ -610,7 +610,7 @@ Work ShardedOptimizer::launchGroupAllGather(size_t g, std::vector<torch::Tensor>
     groupInputs.push_back(inPlace ? own : own.clone());
   }
   inputs.insert(inputs.end(), groupInputs.begin(), groupInputs.end());
-  return pg_->backend().allgather_into_tensor_coalesced(outputs, groupInputs);
+  return pg_->allGatherCoalesced(outputs, groupInputs);
 }
 
 std::vector<size_t> ShardedOptimizer::hideGradientsNobodyHad(const std::vector<bool> &hadLocally) {

@@ -51,6 +51,7 @@ struct StrategyOptions {
 struct StrategyReport {
   double paramBytes = 0, gradBytes = 0, stateBytes = 0;
   int buckets = 0, bucketsFromHooks = 0;
+  int gatherGroups = 0; ///< ZeRO-1: all-gather groups a step issues
   int peakGatheredUnits = 0; ///< FSDP: the most units gathered at once in the last step
   double bucketMb = 0;
   std::optional<BucketCalibration> calibration;

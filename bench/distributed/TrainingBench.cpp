@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/distributed/CommReplay.h"
 #include "bench/distributed/ProcessGroup.h"
 #include "bench/distributed/Stats.h"
 #include "bench/distributed/StepTimer.h"
@@ -129,8 +130,8 @@ struct CommonOptions {
                     plan);
     flags.add("plan-allreduce", "FILE",
               "with --plan: also predict the step's communication time from this all-reduce "
-              "benchmark (`tessel-bench allreduce --json`, same GPUs and world size); with "
-              "--profile, beside NCCL's measured kernel time",
+              "benchmark (`tessel-bench allreduce --json`, same GPUs and world size), beside the "
+              "last step's collectives issued again on their own after training (`alone ms`)",
               planAllReduce);
     flags.addSwitch("nccl-high-priority",
                     "run NCCL's collectives on a high-priority CUDA stream, so their kernels "
@@ -210,6 +211,10 @@ struct Measured {
   /// --variants lists, which start from the same weights and data).
   double lastLoss = 0, paramChecksum = 0;
   std::optional<tessel::bench::StepProfile> profile; ///< --profile, this rank's
+  int gatherGroups = 0; ///< ZeRO-1: the all-gather groups of a step
+  /// --plan-allreduce: the last step's collectives, and their time issued alone (ms).
+  std::vector<CollectiveCall> collectives;
+  double commAloneMs = -1;
 };
 
 double msSince(std::chrono::steady_clock::time_point t) {
@@ -295,6 +300,9 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   torch::Tensor lastLoss;
   for (int64_t step = 0; step < o.warmup + o.steps; ++step) {
     bool timed = step >= o.warmup, memoryStep = step == o.warmup;
+    // The last step's collectives, to time them alone afterwards (--plan-allreduce).
+    bool lastStep = step == o.warmup + o.steps - 1;
+    pg->recordCollectives(lastStep && !o.planAllReduce.empty() ? &m.collectives : nullptr);
     NvtxRange stepRange("train_step");
     zeroGrad();
     if (cuda && memoryStep)
@@ -348,6 +356,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
       m.backwardEndMs.push_back(backwardEnd);
     }
   }
+  pg->recordCollectives(nullptr);
   m.waitTiming = o.syncPhases ? "host, stream synchronised around the call"
                  : marks.onDevice() ? "cuda events on the compute stream"
                                     : "host clock (cpu)";
@@ -385,6 +394,7 @@ Measured train(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg, 
   m.gradGiB = report.gradBytes / kGiB;
   m.stateGiB = report.stateBytes / kGiB;
   m.buckets = report.buckets;
+  m.gatherGroups = report.gatherGroups;
   m.bucketsFromHooks = report.bucketsFromHooks;
   m.peakGatheredUnits = report.peakGatheredUnits;
   m.bucketMb = report.bucketMb;
@@ -471,13 +481,19 @@ void addPlan(Record &r, const CommonOptions &o, int world, const TrainSetup &set
   c.gatherBytes = setup.bf16 ? 2 : 4;
   c.workingCopies = setup.options.workingCopies;
   c.buckets = std::max(1, m.buckets);
+  c.gatherGroups = std::max(1, m.gatherGroups);
   tessel::plan::CommunicationPlan comm =
       tessel::plan::planCommunication(c, tessel::plan::fitAllReduceJson(o.planAllReduce));
   r.set("plan_comm_ms", comm.seconds * 1e3);
   r.set("plan_comm_formula", comm.formula);
-  if (m.profile)
-    r.set("plan_comm_error_pct",
-          100.0 * (comm.seconds * 1e3 / ncclKernelMsPerStep(*m.profile) - 1));
+  r.set("plan_collectives", static_cast<int64_t>(comm.collectives));
+  // Like with like: the plan prices collectives on their own, so it is checked against the
+  // step's collectives issued alone (CommReplay.h), not their kernel time inside the step.
+  r.set("collectives", static_cast<int64_t>(m.collectives.size()));
+  if (m.commAloneMs > 0) {
+    r.set("comm_alone_ms", m.commAloneMs);
+    r.set("plan_comm_error_pct", 100.0 * (comm.seconds * 1e3 / m.commAloneMs - 1));
+  }
 }
 
 /// What a row ran: the setup, the model and the group.
@@ -592,7 +608,10 @@ std::shared_ptr<ProcessGroup> makeGroup(const CommonOptions &o) {
 Record runSetup(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
                 const TrainSetup &setup) {
   try {
-    return toRecord(o, pg, setup, train(o, pg, setup));
+    Measured m = train(o, pg, setup);
+    if (o.plan && pg->size() > 1) // the model is gone: the replay has the memory
+      m.commAloneMs = timeCollectivesAlone(*pg, m.collectives);
+    return toRecord(o, pg, setup, m);
   } catch (const c10::OutOfMemoryError &) {
     Record r = describe(o, pg, setup);
     r.set("status", "OOM");
@@ -732,7 +751,9 @@ int runDdp(int argc, char **argv) {
                        fieldColumn("fwd+bwd peak GiB", "peak_before_step_GiB", 2),
                        fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
                        fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
+                       fieldColumn("alone ms", "comm_alone_ms", 1),
                        fieldColumn("plan comm ms", "plan_comm_ms", 1),
+                       fieldColumn("comm err %", "plan_comm_error_pct", 1),
                        fieldColumn("status", "status", 0, true)});
 }
 
@@ -799,6 +820,7 @@ int runShard(int argc, char **argv) {
                        fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
                        fieldColumn("plan err %", "plan_error_pct", 1),
                        fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
+                       fieldColumn("alone ms", "comm_alone_ms", 1),
                        fieldColumn("plan comm ms", "plan_comm_ms", 1),
                        fieldColumn("comm err %", "plan_comm_error_pct", 1),
                        fieldColumn("status", "status", 0, true)});

@@ -46,6 +46,7 @@ public:
     r.gradBytes = static_cast<double>(shard_->gradientBufferBytes()); // .grad() views into it
     r.stateBytes = static_cast<double>(shard_->localStateBytes());
     r.buckets = static_cast<int>(shard_->numBuckets());
+    r.gatherGroups = static_cast<int>(shard_->numStepGroups());
     r.bucketsFromHooks = shard_->bucketsLaunchedDuringBackward();
     r.bucketMb = bucketMb_;
     return r;
