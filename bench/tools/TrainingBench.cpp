@@ -1,4 +1,4 @@
-//===- bench/distributed/TrainingBench.cpp - tessel-bench ddp and shard ---===//
+//===- bench/tools/TrainingBench.cpp - tessel-bench ddp and shard ---------===//
 //
 //   tessel-run -n 2 -- tessel-bench ddp --model xl --context-length 128 --batch-size 4
 //       --precision fp32,bf16 --variants naive,flat,overlapped,bucketed --bucket-mb 1,10,100,1000,auto
@@ -830,5 +830,5 @@ int runShard(int argc, char **argv) {
 
 TESSEL_BENCH_SUBCOMMAND("ddp", "data-parallel training step time: naive, flat, overlapped, bucketed DDP",
                         runDdp);
-TESSEL_BENCH_SUBCOMMAND("shard", "memory and step time with optimizer-state sharding and ZeRO-1",
+TESSEL_BENCH_SUBCOMMAND("shard", "memory and step time: DDP, ZeRO-1 and FSDP (ZeRO-3) sharding",
                         runShard);

@@ -1,4 +1,4 @@
-//===- bench/distributed/AllReduceBench.cpp - tessel-bench allreduce ------===//
+//===- bench/tools/AllReduceBench.cpp - tessel-bench allreduce ------------===//
 //
 //   tessel-run -n 2 -- tessel-bench allreduce --backend nccl --sizes 1MB,10MB,100MB,1GB
 //
