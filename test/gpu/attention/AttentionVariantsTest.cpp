@@ -161,12 +161,14 @@ TEST(AttentionVariants, Alibi) {
 TEST(AttentionVariants, DocumentMasking) {
   SKIP_WITHOUT("document", true);
   torch::manual_seed(12);
-  for (auto [batch, heads, kvHeads, seq, d] :
-       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{2, 4, 2, 1000, 64},
-        {1, 3, 3, 333, 128}, {2, 2, 1, 130, 64}}) {
-    // Documents of random lengths (a boundary after about one token in 60), packed.
+  // Documents of random lengths (a boundary after about one token in `length`), packed;
+  // the long ones leave whole tiles inside one document (FULL_KEYS, FULL_QUERIES).
+  for (auto [batch, heads, kvHeads, seq, d, length] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, double>{2, 4, 2, 1000, 64, 60},
+        {1, 3, 3, 333, 128, 60}, {2, 2, 1, 130, 64, 60}, {2, 2, 2, 1500, 128, 500},
+        {1, 4, 2, 2048, 64, 700}}) {
     auto longs = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
-    torch::Tensor ids = (torch::rand({batch, seq}, longs.dtype(torch::kFloat32)) < 1.0 / 60)
+    torch::Tensor ids = (torch::rand({batch, seq}, longs.dtype(torch::kFloat32)) < 1.0 / length)
                             .to(torch::kLong)
                             .cumsum(1);
     ops::AttentionOptions options;
