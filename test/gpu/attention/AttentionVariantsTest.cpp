@@ -162,7 +162,7 @@ TEST(AttentionVariants, DocumentMasking) {
   SKIP_WITHOUT("document", true);
   torch::manual_seed(12);
   // Documents of random lengths (a boundary after about one token in `length`), packed;
-  // the long ones leave whole tiles inside one document (FULL_KEYS, FULL_QUERIES).
+  // the long ones leave whole tiles inside one document (unmasked by the mask function).
   for (auto [batch, heads, kvHeads, seq, d, length] :
        {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, double>{2, 4, 2, 1000, 64, 60},
         {1, 3, 3, 333, 128, 60}, {2, 2, 1, 130, 64, 60}, {2, 2, 2, 1500, 128, 500},
