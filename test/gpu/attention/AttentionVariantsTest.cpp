@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/kernels/KernelPackageDir.h"
 #include "bench/ops/FlashAttention.h"
+#include "test/gpu/ExpectError.h"
 #include "runtime/Runtime.h"
 
 #include <torch/torch.h>
@@ -219,14 +220,7 @@ TEST(AttentionVariants, MaskFunctionsWithTheirOwnData) {
   }
 }
 
-void expectError(const std::function<void()> &fn, const std::string &needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using tessel::test::expectError;
 
 TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
   if (!haveGpu())

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bench/ops/FlashAttention.h"
+#include "test/gpu/ExpectError.h"
 #include "runtime/Runtime.h"
 
 #include <ATen/autocast_mode.h>
@@ -377,14 +378,7 @@ TEST(FlashAttentionAutocast, F32InputsRunInTheAutocastDtype) {
   EXPECT_TRUE(torch::equal(out, ref));
 }
 
-void expectError(const std::function<void()> &fn, const std::string &needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using tessel::test::expectError;
 
 TEST(FlashAttentionErrors, BadInputsGetClearMessages) {
   SKIP_WITHOUT_GPU();
