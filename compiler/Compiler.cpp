@@ -216,7 +216,7 @@ CompileResult compile(std::string_view source, std::string_view fileName,
   if (diags.hasErrors())
     return finish();
   if (options.stage == Stage::AST) {
-    result.text = fe::printAST(module);
+    result.text = fe::printAST(module, [&](uint32_t f) { return diags.fileAt(f).name(); });
     return finish();
   }
   std::vector<const fe::ast::Function *> kernels = selectKernels(module, options, diags);

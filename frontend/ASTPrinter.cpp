@@ -31,13 +31,16 @@ std::string quote(const std::string &text) {
   return out + "\"";
 }
 
-std::string loc(SourceRange r) {
-  return "<" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.col) + ">";
-}
-
 class Printer {
 public:
   std::string out;
+  FileNames fileNames;
+
+  /// <line:col> in the compiled file, <file:line:col> in an imported one.
+  std::string loc(SourceRange r) const {
+    std::string file = r.begin.file != 0 && fileNames ? fileNames(r.begin.file) + ":" : "";
+    return "<" + file + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.col) + ">";
+  }
 
   void line(unsigned indent, const std::string &text) {
     out.append(indent * 2, ' ');
@@ -212,8 +215,9 @@ std::string exprToString(const Expr &e) {
   return "?";
 }
 
-std::string printAST(const ast::Module &module) {
+std::string printAST(const ast::Module &module, const FileNames &fileNames) {
   Printer p;
+  p.fileNames = fileNames;
   for (const ast::Constant &c : module.constants)
     p.out += "Constant " + c.name + " = " + exprToString(*c.value) + "\n";
   for (const auto &fn : module.functions)
