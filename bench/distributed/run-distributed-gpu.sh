@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the distributed studies of issue 6 on a machine with 2 GPUs (PyTorch 2.11 + LibTorch,
 # NCCL, cmake, ninja; no network) and writes results under $OUT (default ./distributed-out):
-#   allreduce-nccl.json/.md      tessel-bench allreduce, NCCL + GPU, 2 ranks, 1MB..1GB
+#   allreduce-nccl.json/.md      tessel-bench allreduce, NCCL + GPU, 2 ranks, 1MB..1GB, all-reduce,
+#                                all-gather and reduce-scatter (tessel-plan fits each: --plan-allreduce)
 #   allreduce-gloo-N.json/.md    the same over Gloo + CPU, N = 2, 4, 6 ranks
 #   ddp.json/.md                 tessel-bench ddp: naive, flat, overlapped, bucketed 1/10/100/1000 MB
 #                                and auto, xl, ctx 128, global batch 4, fp32 + bf16
@@ -144,7 +145,7 @@ stage_build() {
 stage_allreduce() {
   tools || return 1
   run allreduce-nccl "$RUN" -n "$NGPU" -- "$BENCH" allreduce --backend nccl \
-    --sizes 1MB,10MB,100MB,1GB --warmup 5 --iters 20 \
+    --sizes 1MB,10MB,100MB,1GB --collectives all-reduce,all-gather,reduce-scatter --warmup 5 --iters 20 \
     --json "$RESULTS/allreduce-nccl.json" --markdown-file "$RESULTS/allreduce-nccl.md"
   for n in $GLOO_RANKS; do
     run "allreduce-gloo-$n" "$RUN" -n "$n" -- "$BENCH" allreduce --backend gloo \

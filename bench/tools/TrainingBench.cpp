@@ -483,7 +483,7 @@ void addPlan(Record &r, const CommonOptions &o, int world, const TrainSetup &set
   c.buckets = std::max(1, m.buckets);
   c.gatherGroups = std::max(1, m.gatherGroups);
   tessel::plan::CommunicationPlan comm =
-      tessel::plan::planCommunication(c, tessel::plan::fitAllReduceJson(o.planAllReduce));
+      tessel::plan::planCommunication(c, tessel::plan::CollectiveCosts::fromJson(o.planAllReduce));
   r.set("plan_comm_ms", comm.seconds * 1e3);
   r.set("plan_comm_formula", comm.formula);
   r.set("plan_collectives", static_cast<int64_t>(comm.collectives));

@@ -12,6 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <optional>
+#include <string>
 
 using namespace tessel::plan;
 
@@ -204,6 +207,41 @@ TEST(PlanCommunication, CollectivesOfEachStrategy) {
   EXPECT_DOUBLE_EQ(zero3.allGatherBytes, 1600);
   EXPECT_NEAR(zero3.seconds, 1.6414, 1e-12);
   EXPECT_THROW(planCommunication(c, AllReduceCostModel{1e-4, 0}), std::invalid_argument);
+  // All-gather and reduce-scatter fitted on their own (o_ag = 200 us, w_ag = 800 B/s;
+  // o_rs = 300 us, w_rs = 400 B/s) instead of half an all-reduce: 9 x 2e-4 + 1600 / 800 +
+  // 5 x 3e-4 + 1680 / 400 = 6.2033 s.
+  CollectiveCosts own(cost);
+  own.allGather = AllReduceCostModel{2e-4, 800};
+  own.reduceScatter = AllReduceCostModel{3e-4, 400};
+  CommunicationPlan fitted = planCommunication(c, own);
+  EXPECT_EQ(fitted.collectives, 14);
+  EXPECT_NEAR(fitted.seconds, 6.2033, 1e-12);
+  // ZeRO-1 the same way: 3 reduce-scatters of 1680 B, 1 all-gather of 1680 B.
+  c.sharding = Sharding::Zero1;
+  EXPECT_NEAR(planCommunication(c, own).seconds, 3 * 3e-4 + 1680 / 400.0 + 2e-4 + 1680 / 800.0,
+              1e-12);
+}
+
+TEST(PlanCommunication, EachCollectiveFittedFromItsOwnRows) {
+  // A `tessel-bench allreduce --json` with all-reduce rows (one without a collective field,
+  // as the files before all-gather was timed) and all-gather rows; no reduce-scatter.
+  std::string path = ::testing::TempDir() + "/plan-collectives.json";
+  std::ofstream(path) << R"({"results": [
+      {"bytes": 1000000, "median_ms": 0.1},
+      {"collective": "all-reduce", "bytes": 2000000, "median_ms": 0.15},
+      {"collective": "all-gather", "bytes": 1000000, "median_ms": 0.06},
+      {"collective": "all-gather", "bytes": 3000000, "median_ms": 0.1}]})";
+  AllReduceCostModel ar = fitAllReduceJson(path);
+  EXPECT_NEAR(ar.overheadSeconds, 5e-5, 1e-12); // 0.05 ms + bytes / 2e10
+  EXPECT_NEAR(ar.bytesPerSecond, 2e10, 1e3);
+  std::optional<AllReduceCostModel> ag = fitCollectiveJson(path, "all-gather");
+  ASSERT_TRUE(ag.has_value());
+  EXPECT_NEAR(ag->overheadSeconds, 4e-5, 1e-12); // 0.04 ms + bytes / 5e10
+  EXPECT_NEAR(ag->bytesPerSecond, 5e10, 1e3);
+  EXPECT_FALSE(fitCollectiveJson(path, "reduce-scatter").has_value());
+  CollectiveCosts costs = CollectiveCosts::fromJson(path);
+  EXPECT_TRUE(costs.allGather.has_value());
+  EXPECT_FALSE(costs.reduceScatter.has_value());
 }
 
 } // namespace

@@ -47,7 +47,8 @@ AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
   return model;
 }
 
-AllReduceCostModel fitAllReduceJson(const std::string &path) {
+std::optional<AllReduceCostModel> fitCollectiveJson(const std::string &path,
+                                                    const std::string &collective) {
   std::ifstream in(path);
   if (!in)
     throw std::runtime_error("cannot read '" + path + "'");
@@ -59,13 +60,26 @@ AllReduceCostModel fitAllReduceJson(const std::string &path) {
     throw std::runtime_error("'" + path + "' has no results array (tessel-bench allreduce --json)");
   std::vector<double> bytes, seconds;
   for (const tessel::Json &row : results->asArray()) {
+    const tessel::Json *kind = row.find("collective");
+    std::string name = kind && kind->isString() ? kind->asString() : "all-reduce";
+    if (name != collective)
+      continue;
     const tessel::Json *b = row.find("bytes"), *ms = row.find("median_ms");
     if (!b || !ms || !b->isNumber() || !ms->isNumber())
       throw std::runtime_error("'" + path + "': a row lacks bytes or median_ms");
     bytes.push_back(b->asDouble());
     seconds.push_back(ms->asDouble() / 1e3);
   }
+  if (bytes.empty())
+    return std::nullopt;
   return fitAllReduceCost(bytes, seconds);
+}
+
+AllReduceCostModel fitAllReduceJson(const std::string &path) {
+  std::optional<AllReduceCostModel> model = fitCollectiveJson(path, "all-reduce");
+  if (!model)
+    throw std::runtime_error("'" + path + "' has no all-reduce rows (tessel-bench allreduce --json)");
+  return *model;
 }
 
 } // namespace tessel::plan

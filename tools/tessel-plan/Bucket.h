@@ -14,6 +14,7 @@
 #define TESSEL_PLAN_BUCKET_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,12 @@ struct AllReduceCostModel {
 };
 AllReduceCostModel fitAllReduceCost(const std::vector<double> &bytes,
                                     const std::vector<double> &seconds);
-/// The fit over every row (bytes, median_ms) of a `tessel-bench allreduce --json` file.
+/// The fit over the rows (bytes, median_ms) of one collective of a `tessel-bench allreduce
+/// --json` file: "all-reduce" (rows without a collective are all-reduces), "all-gather" (bytes:
+/// the gathered output) or "reduce-scatter" (bytes: the input). nullopt: no such rows.
+std::optional<AllReduceCostModel> fitCollectiveJson(const std::string &path,
+                                                    const std::string &collective);
+/// fitCollectiveJson(path, "all-reduce"); the file must have all-reduce rows.
 AllReduceCostModel fitAllReduceJson(const std::string &path);
 
 } // namespace tessel::plan

@@ -16,19 +16,42 @@ std::string formula(const char *fmt, double collectives, double bytes) {
   return text;
 }
 
+void check(const AllReduceCostModel &m, const char *what) {
+  if (!(m.bytesPerSecond > 0 && m.overheadSeconds >= 0))
+    throw std::invalid_argument(std::string("the ") + what + " cost model needs o >= 0 and w > 0");
+}
+
+/// n all-gathers (or reduce-scatters) of `bytes` in all: from their own fit, else half an
+/// all-reduce's bytes.
+double halfCollective(const std::optional<AllReduceCostModel> &own, const AllReduceCostModel &ar,
+                      double n, double bytes) {
+  if (own)
+    return n * own->overheadSeconds + bytes / own->bytesPerSecond;
+  return n * ar.overheadSeconds + bytes / (2 * ar.bytesPerSecond);
+}
+
 } // namespace
 
-CommunicationPlan planCommunication(const CommunicationSetup &setup,
-                                    const AllReduceCostModel &cost) {
-  if (!(cost.bytesPerSecond > 0 && cost.overheadSeconds >= 0))
-    throw std::invalid_argument("the all-reduce cost model needs o >= 0 and w > 0");
+CollectiveCosts CollectiveCosts::fromJson(const std::string &path) {
+  CollectiveCosts costs(fitAllReduceJson(path));
+  costs.allGather = fitCollectiveJson(path, "all-gather");
+  costs.reduceScatter = fitCollectiveJson(path, "reduce-scatter");
+  return costs;
+}
+
+CommunicationPlan planCommunication(const CommunicationSetup &setup, const CollectiveCosts &cost) {
+  check(cost.allReduce, "all-reduce");
+  for (const auto *own : {&cost.allGather, &cost.reduceScatter})
+    if (*own)
+      check(**own, "all-gather / reduce-scatter");
   const ModelShape &model = setup.model;
   double params = static_cast<double>(model.parameters());
   double gradients = params * setup.gradientBytes;
   if (setup.workingCopies) // the linears' gradients are the bf16 copies'
     gradients = static_cast<double>(model.linearParameters()) * 2 +
                 (params - static_cast<double>(model.linearParameters())) * 4;
-  double o = cost.overheadSeconds, w = cost.bytesPerSecond;
+  const AllReduceCostModel &ar = cost.allReduce;
+  bool own = cost.allGather && cost.reduceScatter;
   CommunicationPlan plan;
   switch (setup.sharding) {
   case Sharding::Single:
@@ -37,7 +60,7 @@ CommunicationPlan planCommunication(const CommunicationSetup &setup,
   case Sharding::Ddp:
     plan.collectives = setup.buckets;
     plan.allReduceBytes = gradients;
-    plan.seconds = setup.buckets * o + gradients / w;
+    plan.seconds = setup.buckets * ar.overheadSeconds + gradients / ar.bytesPerSecond;
     plan.formula = formula("n_b o + G / w = %.0f x o + %.4g B / w", setup.buckets, gradients);
     break;
   case Sharding::Zero1:
@@ -45,9 +68,13 @@ CommunicationPlan planCommunication(const CommunicationSetup &setup,
     plan.collectives = setup.buckets + setup.gatherGroups;
     plan.reduceScatterBytes = gradients;
     plan.allGatherBytes = params * 4;
-    plan.seconds = plan.collectives * o + (gradients + params * 4) / (2 * w);
-    plan.formula = formula("(n_b + n_g) o + (G + 4 P) / (2 w) = %.0f x o + %.4g B / (2 w)",
-                         plan.collectives, gradients + params * 4);
+    plan.seconds = halfCollective(cost.reduceScatter, ar, setup.buckets, gradients) +
+                   halfCollective(cost.allGather, ar, setup.gatherGroups, params * 4);
+    plan.formula =
+        own ? formula("n_b o_rs + G / w_rs + n_g o_ag + 4 P / w_ag (%.0f collectives, %.4g B)",
+                      plan.collectives, gradients + params * 4)
+            : formula("(n_b + n_g) o + (G + 4 P) / (2 w) = %.0f x o + %.4g B / (2 w)",
+                      plan.collectives, gradients + params * 4);
     break;
   case Sharding::Zero3: {
     std::vector<int64_t> units = model.unitParameters();
@@ -59,9 +86,14 @@ CommunicationPlan planCommunication(const CommunicationSetup &setup,
     plan.collectives = 3 * u - 1; // forward gathers, backward regathers, reductions
     plan.allGatherBytes = 2 * gathered - lastUnit;
     plan.reduceScatterBytes = gradients;
-    plan.seconds = plan.collectives * o + (plan.allGatherBytes + gradients) / (2 * w);
-    plan.formula = formula("(3 U - 1) o + (2 A - A_last + G) / (2 w) = %.0f x o + %.4g B / (2 w)",
-                         plan.collectives, plan.allGatherBytes + gradients);
+    plan.seconds = halfCollective(cost.allGather, ar, 2 * u - 1, plan.allGatherBytes) +
+                   halfCollective(cost.reduceScatter, ar, u, gradients);
+    plan.formula =
+        own ? formula("(2 U - 1) o_ag + (2 A - A_last) / w_ag + U o_rs + G / w_rs (%.0f "
+                      "collectives, %.4g B)",
+                      plan.collectives, plan.allGatherBytes + gradients)
+            : formula("(3 U - 1) o + (2 A - A_last + G) / (2 w) = %.0f x o + %.4g B / (2 w)",
+                      plan.collectives, plan.allGatherBytes + gradients);
     break;
   }
   }

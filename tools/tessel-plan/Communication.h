@@ -18,8 +18,10 @@
 //                                                          (2 U - 1 + U) o + (2 A - A_last + G) / (2 w)
 //
 // with G the gradient bytes, P the parameter count, A the gathered bytes (parameters in the
-// gather dtype) and U the units. What this counts is the time the collectives take, not how
-// much of it the compute hides.
+// gather dtype) and U the units. Where all-gather and reduce-scatter were timed on their own
+// (`tessel-bench allreduce --collectives`), each is priced from its own fit instead of half
+// an all-reduce: n o_ag + s / w_ag. What this counts is the time the collectives take, not
+// how much of it the compute hides.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_PLAN_COMMUNICATION_H
@@ -28,6 +30,7 @@
 #include "tools/tessel-plan/Bucket.h"
 #include "tools/tessel-plan/Memory.h"
 
+#include <optional>
 #include <string>
 
 namespace tessel::plan {
@@ -50,8 +53,17 @@ struct CommunicationPlan {
   std::string formula; ///< the sum above with its inputs, for people
 };
 
-CommunicationPlan planCommunication(const CommunicationSetup &setup,
-                                    const AllReduceCostModel &cost);
+/// The cost models: the all-reduce's, and, where measured, the all-gather's and the
+/// reduce-scatter's (absent: half an all-reduce of the same bytes).
+struct CollectiveCosts {
+  AllReduceCostModel allReduce;
+  std::optional<AllReduceCostModel> allGather, reduceScatter;
+  CollectiveCosts(AllReduceCostModel allReduce) : allReduce(allReduce) {}
+  /// Every fit `tessel-bench allreduce --json` file has.
+  static CollectiveCosts fromJson(const std::string &path);
+};
+
+CommunicationPlan planCommunication(const CommunicationSetup &setup, const CollectiveCosts &cost);
 
 } // namespace tessel::plan
 

@@ -352,6 +352,13 @@ struct CostFlags {
       throw std::invalid_argument("give --overhead-us and --bandwidth-gbs (o >= 0, w > 0), or --fit");
     return m;
   }
+  /// With --fit, also the all-gather and reduce-scatter fits the file has.
+  CollectiveCosts costs() const {
+    CollectiveCosts c(model());
+    if (!fit.empty())
+      c = CollectiveCosts::fromJson(fit);
+    return c;
+  }
   std::string source() const { return fit.empty() ? "" : " (fitted from " + fit + ")"; }
 };
 
@@ -452,12 +459,15 @@ int runComm(int argc, char **argv) {
     return *exit;
   std::vector<Record> rows;
   AllReduceCostModel model;
+  std::optional<CollectiveCosts> fitted;
   try {
     model = cost.model();
+    fitted = cost.costs();
     if (gradBytes <= 0 || gatherBytes <= 0 || !(bucketMb > 0))
       throw std::invalid_argument("byte sizes and the bucket cap must be positive");
     ModelShape m = shape.shape();
     double gradients = static_cast<double>(m.parameters()) * static_cast<double>(gradBytes);
+    const CollectiveCosts &costs = *fitted;
     for (const std::string &name : shardings) {
       CommunicationSetup c;
       c.model = m;
@@ -465,7 +475,7 @@ int runComm(int argc, char **argv) {
       c.gradientBytes = static_cast<int>(gradBytes);
       c.gatherBytes = static_cast<int>(gatherBytes);
       c.buckets = static_cast<int>(std::ceil(gradients / (bucketMb * 1e6)));
-      CommunicationPlan p = planCommunication(c, model);
+      CommunicationPlan p = planCommunication(c, costs);
       Record r;
       r.set("sharding", toString(c.sharding));
       r.set("collectives", static_cast<int64_t>(p.collectives));

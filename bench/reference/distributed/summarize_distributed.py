@@ -48,17 +48,20 @@ def allreduce_section(folder):
     for path in sorted(glob.glob(os.path.join(folder, "allreduce-*.json"))):
         doc = load(path)
         for r in (doc or {}).get("results", []):
-            rows.append(("tessel (c10d)", r["backend"], r["world_size"], r["size"], num(r["mean_ms"], 3),
+            rows.append(("tessel (c10d) " + r.get("collective", "all-reduce"), r["backend"],
+                         r["world_size"], r["size"], num(r["mean_ms"], 3),
                          num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
                          num(r["busbw_GBs"], 1)))
     refs = [os.path.join(folder, "pytorch.json")] + sorted(glob.glob(os.path.join(folder, "matrix-pytorch-*.json")))
     for r in [r for path in refs for r in (load(path) or {}).get("allreduce", [])]:
-        rows.append(("torch.distributed", r["backend"], r["world_size"], r["size"], num(r["mean_ms"], 3),
+        rows.append(("torch.distributed all-reduce", r["backend"], r["world_size"], r["size"],
+                     num(r["mean_ms"], 3),
                      num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
                      num(r["busbw_GBs"], 1)))
     if not rows:
         return "## All-reduce\n\n(no results)\n"
-    return "## All-reduce (float32, per-rank size; busbw as nccl-tests)\n\n" + md_table(
+    return ("## Collectives (float32; size: the all-reduced tensor, the all-gather's output, the"
+            " reduce-scatter's input; busbw as nccl-tests)\n\n") + md_table(
         ["source", "backend", "ranks", "size", "mean ms", "median ms", "std ms", "algbw GB/s", "busbw GB/s"],
         rows)
 
