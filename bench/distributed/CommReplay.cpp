@@ -24,11 +24,14 @@ double timeCollectivesAlone(ProcessGroup &pg, const std::vector<CollectiveCall> 
     return 0;
   // One input and one output buffer, as large as the largest call needs (a coalesced
   // call's tensors side by side): the replay holds two collectives' memory, not a step's.
+  // (The calls are waited on one by one, not synchronised with the host in between as
+  // `tessel-bench allreduce` does, so back-to-back launches overlap as in the step.)
   int64_t world = pg.size(), inputBytes = 0, outputBytes = 0;
   for (const CollectiveCall &c : calls) {
     bool gathers = c.kind == Kind::AllGather, scatters = c.kind == Kind::ReduceScatter;
     inputBytes = std::max(inputBytes, scatters ? c.bytes() * world : c.bytes());
-    outputBytes = std::max(outputBytes, gathers ? c.bytes() * world : c.bytes());
+    if (gathers || scatters) // all-reduce and broadcast work in place, in the input
+      outputBytes = std::max(outputBytes, gathers ? c.bytes() * world : c.bytes());
   }
   auto options = torch::TensorOptions().dtype(torch::kUInt8).device(pg.device());
   torch::Tensor in = torch::zeros({inputBytes}, options), out = torch::zeros({outputBytes}, options);

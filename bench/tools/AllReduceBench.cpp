@@ -83,8 +83,8 @@ int runAllReduce(int argc, char **argv) {
                 "output, the reduce-scatter's input",
                 sizes);
   flags.addList("collectives", "LIST", "all-reduce, all-gather, reduce-scatter", collectives);
-  flags.add("warmup", "N", "untimed all-reduces per size", warmup);
-  flags.add("iters", "N", "timed all-reduces per size", iters);
+  flags.add("warmup", "N", "untimed calls per collective and size", warmup);
+  flags.add("iters", "N", "timed calls per collective and size", iters);
   flags.add("timeout", "SECONDS", "collective timeout", timeoutSeconds);
   flags.add("json", "FILE", "write the results as JSON (rank 0)", json);
   flags.add("markdown-file", "FILE", "write the table as markdown (rank 0)", markdownFile);

@@ -607,16 +607,25 @@ std::shared_ptr<ProcessGroup> makeGroup(const CommonOptions &o) {
 /// at c10d's timeout waiting for its collectives, not hang).
 Record runSetup(const CommonOptions &o, const std::shared_ptr<ProcessGroup> &pg,
                 const TrainSetup &setup) {
+  Measured m;
   try {
-    Measured m = train(o, pg, setup);
-    if (o.plan && pg->size() > 1) // the model is gone: the replay has the memory
-      m.commAloneMs = timeCollectivesAlone(*pg, m.collectives);
-    return toRecord(o, pg, setup, m);
+    m = train(o, pg, setup);
   } catch (const c10::OutOfMemoryError &) {
+    pg->recordCollectives(nullptr); // the log was train()'s
     Record r = describe(o, pg, setup);
     r.set("status", "OOM");
     return r;
   }
+  if (o.plan && pg->size() > 1) {
+    // The model is gone: the replay has the memory. Were its two buffers still not to fit
+    // (every rank alike), the row keeps its training figures without the replay's.
+    try {
+      m.commAloneMs = timeCollectivesAlone(*pg, m.collectives);
+    } catch (const c10::OutOfMemoryError &) {
+      m.commAloneMs = -1;
+    }
+  }
+  return toRecord(o, pg, setup, m);
 }
 
 void progress(const std::shared_ptr<ProcessGroup> &pg, const Record &r) {

@@ -23,8 +23,8 @@ void check(const AllReduceCostModel &m, const char *what) {
 
 /// n all-gathers (or reduce-scatters) of `bytes` in all: from their own fit, else half an
 /// all-reduce's bytes.
-double halfCollective(const std::optional<AllReduceCostModel> &own, const AllReduceCostModel &ar,
-                      double n, double bytes) {
+double halfCollective(const AllReduceCostModel *own, const AllReduceCostModel &ar, double n,
+                      double bytes) {
   if (own)
     return n * own->overheadSeconds + bytes / own->bytesPerSecond;
   return n * ar.overheadSeconds + bytes / (2 * ar.bytesPerSecond);
@@ -51,7 +51,10 @@ CommunicationPlan planCommunication(const CommunicationSetup &setup, const Colle
     gradients = static_cast<double>(model.linearParameters()) * 2 +
                 (params - static_cast<double>(model.linearParameters())) * 4;
   const AllReduceCostModel &ar = cost.allReduce;
+  // Their own fits only with both (the formula names one model or the other).
   bool own = cost.allGather && cost.reduceScatter;
+  const AllReduceCostModel *gather = own ? &*cost.allGather : nullptr;
+  const AllReduceCostModel *scatter = own ? &*cost.reduceScatter : nullptr;
   CommunicationPlan plan;
   switch (setup.sharding) {
   case Sharding::Single:
@@ -68,8 +71,8 @@ CommunicationPlan planCommunication(const CommunicationSetup &setup, const Colle
     plan.collectives = setup.buckets + setup.gatherGroups;
     plan.reduceScatterBytes = gradients;
     plan.allGatherBytes = params * 4;
-    plan.seconds = halfCollective(cost.reduceScatter, ar, setup.buckets, gradients) +
-                   halfCollective(cost.allGather, ar, setup.gatherGroups, params * 4);
+    plan.seconds = halfCollective(scatter, ar, setup.buckets, gradients) +
+                   halfCollective(gather, ar, setup.gatherGroups, params * 4);
     plan.formula =
         own ? formula("n_b o_rs + G / w_rs + n_g o_ag + 4 P / w_ag (%.0f collectives, %.4g B)",
                       plan.collectives, gradients + params * 4)
@@ -86,8 +89,8 @@ CommunicationPlan planCommunication(const CommunicationSetup &setup, const Colle
     plan.collectives = 3 * u - 1; // forward gathers, backward regathers, reductions
     plan.allGatherBytes = 2 * gathered - lastUnit;
     plan.reduceScatterBytes = gradients;
-    plan.seconds = halfCollective(cost.allGather, ar, 2 * u - 1, plan.allGatherBytes) +
-                   halfCollective(cost.reduceScatter, ar, u, gradients);
+    plan.seconds = halfCollective(gather, ar, 2 * u - 1, plan.allGatherBytes) +
+                   halfCollective(scatter, ar, u, gradients);
     plan.formula =
         own ? formula("(2 U - 1) o_ag + (2 A - A_last) / w_ag + U o_rs + G / w_rs (%.0f "
                       "collectives, %.4g B)",

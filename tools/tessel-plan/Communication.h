@@ -53,8 +53,8 @@ struct CommunicationPlan {
   std::string formula; ///< the sum above with its inputs, for people
 };
 
-/// The cost models: the all-reduce's, and, where measured, the all-gather's and the
-/// reduce-scatter's (absent: half an all-reduce of the same bytes).
+/// The cost models: the all-reduce's, and, where both were measured, the all-gather's and
+/// the reduce-scatter's (otherwise each is half an all-reduce of the same bytes).
 struct CollectiveCosts {
   AllReduceCostModel allReduce;
   std::optional<AllReduceCostModel> allGather, reduceScatter;

@@ -221,7 +221,8 @@ int runMemory(int argc, char **argv) {
                     fieldColumn("needs " + deviceMemory, "needs", 0)},
                    markdown);
   if (explain) {
-    std::cout << "\nper block, per token (what autograd keeps for the backward):\n";
+    std::cout << "\nper block, per token (what autograd keeps for the backward; ZeRO-3 with bf16"
+                 " keeps a bf16 residual stream, which Tessel's norms keep at 2 B):\n";
     double total = 0;
     for (const SavedTensor &t : savedPerBlock(s)) {
       std::printf("  %-62s %9.0f elements x %d B\n", t.what.c_str(), t.elementsPerToken, t.bytesPerElement);

@@ -59,7 +59,7 @@ def allreduce_section(folder):
                      num(r["median_ms"], 3), num(r["std_ms"], 3), num(r["algbw_GBs"], 1),
                      num(r["busbw_GBs"], 1)))
     if not rows:
-        return "## All-reduce\n\n(no results)\n"
+        return "## Collectives\n\n(no results)\n"
     return ("## Collectives (float32; size: the all-reduced tensor, the all-gather's output, the"
             " reduce-scatter's input; busbw as nccl-tests)\n\n") + md_table(
         ["source", "backend", "ranks", "size", "mean ms", "median ms", "std ms", "algbw GB/s", "busbw GB/s"],

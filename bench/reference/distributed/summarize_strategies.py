@@ -24,19 +24,21 @@ COUNTERPART = {"none": ("DDP", "pytorch-ddp"), "zero1-prefetch": ("ZeRO-1", "pyt
 
 
 def records(folder):
-    """{(model, context, batch): {"eager"|"tessel"|"pytorch": {variant: record}}}."""
+    """{(model, context, batch, precision): {"eager"|"tessel"|"pytorch": {variant: record}}};
+    variants by their first word ('none', 'fsdp', 'pytorch-fsdp'; '+hi-prio' runs would collide)."""
     shapes = {}
     for path in sorted(glob.glob(os.path.join(folder, "matrix-*.json"))):
         parts = os.path.basename(path).split("-")
         kernels = "pytorch" if parts[1] == "pytorch" else parts[2]
         for r in (load(path) or {}).get("results", []):
-            key = (r["model"], r["context"], r["global_batch"])
+            key = (r["model"], r["context"], r["global_batch"], r.get("precision", "?"))
             shapes.setdefault(key, {}).setdefault(kernels, {})[r["variant"].split(" ")[0]] = r
     return shapes
 
 
 def ok(r):
-    return r is not None and r.get("status", "ok") == "ok" and r.get("step_ms_median") is not None
+    return (r is not None and r.get("status", "ok") == "ok" and r.get("step_ms_median") is not None
+            and r.get("peak_GiB") is not None)
 
 
 def step(r):
@@ -47,7 +49,7 @@ def step(r):
 
 def section(shapes):
     rows, checks = [], []
-    for (model, context, batch), kinds in sorted(shapes.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+    for (model, context, batch, precision), kinds in sorted(shapes.items()):
         pytorch = kinds.get("pytorch", {})
         for kernels in ("eager", "tessel"):
             for variant, (name, theirs) in COUNTERPART.items():
@@ -55,7 +57,7 @@ def section(shapes):
                 if t is None:
                     continue
                 speed = f"{p['step_ms_median'] / t['step_ms_median']:.2f}x" if ok(t) and ok(p) else "-"
-                rows.append((model, context, batch, kernels, name, step(t), step(p), speed,
+                rows.append((model, context, batch, precision, kernels, name, step(t), step(p), speed,
                              num(t.get("comm_wait_pct_median"), 1) if ok(t) else "-",
                              num(t.get("peak_GiB")) if ok(t) else "-", num(p.get("peak_GiB")) if ok(p) else "-",
                              num(t.get("plan_peak_GiB")), num(t.get("plan_error_pct"), 1) if ok(t) else "-"))
@@ -65,16 +67,16 @@ def section(shapes):
                 if ok(p):
                     met = (t["step_ms_median"] <= p["step_ms_median"] and
                            t["peak_GiB"] <= 1.05 * p["peak_GiB"] and wait <= 10)
-                    checks.append(f"- {model} ctx {context} batch {batch}, {kernels} kernels: FSDP "
-                                  f"{t['step_ms_median']:.1f} ms vs FSDP2 {p['step_ms_median']:.1f} ms "
+                    checks.append(f"- {model} ctx {context} batch {batch} {precision}, {kernels} kernels: "
+                                  f"{name} {t['step_ms_median']:.1f} ms vs FSDP2 {p['step_ms_median']:.1f} ms "
                                   f"({p['step_ms_median'] / t['step_ms_median']:.3f}x), peak "
                                   f"{t['peak_GiB']:.2f} vs {p['peak_GiB']:.2f} GiB, exposed "
                                   f"communication {wait:.1f}%: {'met' if met else 'missed'}")
                 else:
-                    checks.append(f"- {model} ctx {context} batch {batch}, {kernels} kernels: FSDP "
-                                  f"{t['step_ms_median']:.1f} ms, exposed communication {wait:.1f}%; "
+                    checks.append(f"- {model} ctx {context} batch {batch} {precision}, {kernels} kernels: "
+                                  f"{name} {t['step_ms_median']:.1f} ms, exposed communication {wait:.1f}%; "
                                   f"FSDP2: {step(p)}")
-    table = md_table(["model", "ctx", "batch", "kernels", "strategy", "Tessel ms", "PyTorch ms",
+    table = md_table(["model", "ctx", "batch", "precision", "kernels", "strategy", "Tessel ms", "PyTorch ms",
                       "Tessel speed", "Tessel wait %", "Tessel peak GiB", "PyTorch peak GiB",
                       "plan peak GiB", "plan err %"], rows)
     return table, checks
