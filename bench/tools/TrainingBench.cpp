@@ -644,6 +644,37 @@ void progress(const std::shared_ptr<ProcessGroup> &pg, const Record &r) {
                tessel::bench::formatValue(*r.get("comm_wait_ms_mean")).c_str());
 }
 
+/// Trains every setup on one process group (--save-checkpoint needs exactly one: nullopt
+/// after saying why), a progress line each; the group, and a record per setup.
+std::optional<std::pair<std::shared_ptr<ProcessGroup>, std::vector<Record>>>
+runSetups(const CommonOptions &o, const std::vector<TrainSetup> &setups) {
+  if (!o.saveCheckpoint.empty() && setups.size() != 1) {
+    std::fprintf(stderr, "error: --save-checkpoint writes one configuration's state; %zu are "
+                         "selected (give one variant and one precision)\n",
+                 setups.size());
+    return std::nullopt;
+  }
+  auto pg = makeGroup(o);
+  std::vector<Record> records;
+  for (const TrainSetup &s : setups) {
+    records.push_back(runSetup(o, pg, s));
+    progress(pg, records.back());
+  }
+  return std::make_pair(pg, std::move(records));
+}
+
+/// `columns`, then both tables' last ones: communication measured, replayed alone and planned.
+std::vector<tessel::bench::Column> withCommunication(std::vector<tessel::bench::Column> columns) {
+  using tessel::bench::fieldColumn;
+  for (tessel::bench::Column c : {fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
+                                  fieldColumn("alone ms", "comm_alone_ms", 1),
+                                  fieldColumn("plan comm ms", "plan_comm_ms", 1),
+                                  fieldColumn("comm err %", "plan_comm_error_pct", 1),
+                                  fieldColumn("status", "status", 0, true)})
+    columns.push_back(std::move(c));
+  return columns;
+}
+
 int runDdp(int argc, char **argv) {
   CommonOptions o;
   std::vector<std::string> variants = {"naive", "flat", "overlapped", "bucketed"};
@@ -733,37 +764,26 @@ int runDdp(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());
     return 2;
   }
-  if (!o.saveCheckpoint.empty() && setups.size() != 1) {
-    std::fprintf(stderr, "error: --save-checkpoint writes one configuration's state; %zu are "
-                         "selected (give one variant and one precision)\n",
-                 setups.size());
+  auto run = runSetups(o, setups);
+  if (!run)
     return 2;
-  }
-  auto pg = makeGroup(o);
-  std::vector<Record> records;
-  for (const TrainSetup &s : setups) {
-    records.push_back(runSetup(o, pg, s));
-    progress(pg, records.back());
-  }
+  auto &[pg, records] = *run;
   using tessel::bench::fieldColumn;
   using tessel::bench::meanStdColumn;
-  return finishReport(o, pg, "ddp", records,
-                      {fieldColumn("variant", "variant", 0, true), fieldColumn("prec", "precision", 0),
-                       meanStdColumn("step ms", "step_ms"), meanStdColumn("comm wait ms", "comm_wait_ms"),
-                       fieldColumn("wait %", "comm_wait_pct", 1), meanStdColumn("fwd+bwd ms", "fwd_bwd_ms"),
-                       meanStdColumn("optim ms", "optimizer_ms"),
-                       meanStdColumn("sync call host ms", "sync_call_host_ms"),
-                       meanStdColumn("rank skew ms", "rank_skew_host_ms"),
-                       fieldColumn("buckets", "buckets", 0),
-                       fieldColumn("from hooks", "buckets_launched_in_backward", 0),
-                       fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2),
-                       fieldColumn("fwd+bwd peak GiB", "peak_before_step_GiB", 2),
-                       fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
-                       fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
-                       fieldColumn("alone ms", "comm_alone_ms", 1),
-                       fieldColumn("plan comm ms", "plan_comm_ms", 1),
-                       fieldColumn("comm err %", "plan_comm_error_pct", 1),
-                       fieldColumn("status", "status", 0, true)});
+  std::vector<tessel::bench::Column> columns = {
+      fieldColumn("variant", "variant", 0, true),
+      fieldColumn("prec", "precision", 0),
+      meanStdColumn("step ms", "step_ms"), meanStdColumn("comm wait ms", "comm_wait_ms"),
+      fieldColumn("wait %", "comm_wait_pct", 1), meanStdColumn("fwd+bwd ms", "fwd_bwd_ms"),
+      meanStdColumn("optim ms", "optimizer_ms"),
+      meanStdColumn("sync call host ms", "sync_call_host_ms"),
+      meanStdColumn("rank skew ms", "rank_skew_host_ms"),
+      fieldColumn("buckets", "buckets", 0),
+      fieldColumn("from hooks", "buckets_launched_in_backward", 0),
+      fieldColumn("bucket MB", "bucket_mb", 2), fieldColumn("peak GiB", "peak_GiB", 2),
+      fieldColumn("fwd+bwd peak GiB", "peak_before_step_GiB", 2),
+      fieldColumn("plan peak GiB", "plan_peak_GiB", 2)};
+  return finishReport(o, pg, "ddp", records, withCommunication(columns));
 }
 
 int runShard(int argc, char **argv) {
@@ -803,36 +823,25 @@ int runShard(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n\n%s", e.what(), flags.usage().c_str());
     return 2;
   }
-  if (!o.saveCheckpoint.empty() && setups.size() != 1) {
-    std::fprintf(stderr, "error: --save-checkpoint writes one configuration's state; %zu are "
-                         "selected (give one variant and one precision)\n",
-                 setups.size());
+  auto run = runSetups(o, setups);
+  if (!run)
     return 2;
-  }
-  auto pg = makeGroup(o);
-  std::vector<Record> records;
-  for (const TrainSetup &s : setups) {
-    records.push_back(runSetup(o, pg, s));
-    progress(pg, records.back());
-  }
+  auto &[pg, records] = *run;
   using tessel::bench::fieldColumn;
   using tessel::bench::meanStdColumn;
-  return finishReport(o, pg, "shard", records,
-                      {fieldColumn("sharding", "variant", 0, true), fieldColumn("prec", "precision", 0),
-                       meanStdColumn("step ms", "step_ms"), fieldColumn("init GiB", "mem_init_GiB", 2),
-                       fieldColumn("peak fwd+bwd GiB", "peak_before_step_GiB", 2),
-                       fieldColumn("peak optim GiB", "peak_optimizer_step_GiB", 2),
-                       fieldColumn("params GiB", "params_GiB", 2), fieldColumn("grads GiB", "grads_GiB", 2),
-                       fieldColumn("optim state GiB", "optimizer_state_GiB", 2),
-                       fieldColumn("gathered", "peak_gathered_units", 0),
-                       fieldColumn("wait %", "comm_wait_pct", 1),
-                       fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
-                       fieldColumn("plan err %", "plan_error_pct", 1),
-                       fieldColumn("NCCL ms", "profile_nccl_kernel_ms", 1),
-                       fieldColumn("alone ms", "comm_alone_ms", 1),
-                       fieldColumn("plan comm ms", "plan_comm_ms", 1),
-                       fieldColumn("comm err %", "plan_comm_error_pct", 1),
-                       fieldColumn("status", "status", 0, true)});
+  std::vector<tessel::bench::Column> columns = {
+      fieldColumn("sharding", "variant", 0, true),
+      fieldColumn("prec", "precision", 0),
+      meanStdColumn("step ms", "step_ms"), fieldColumn("init GiB", "mem_init_GiB", 2),
+      fieldColumn("peak fwd+bwd GiB", "peak_before_step_GiB", 2),
+      fieldColumn("peak optim GiB", "peak_optimizer_step_GiB", 2),
+      fieldColumn("params GiB", "params_GiB", 2), fieldColumn("grads GiB", "grads_GiB", 2),
+      fieldColumn("optim state GiB", "optimizer_state_GiB", 2),
+      fieldColumn("gathered", "peak_gathered_units", 0),
+      fieldColumn("wait %", "comm_wait_pct", 1),
+      fieldColumn("plan peak GiB", "plan_peak_GiB", 2),
+      fieldColumn("plan err %", "plan_error_pct", 1)};
+  return finishReport(o, pg, "shard", records, withCommunication(columns));
 }
 
 } // namespace

@@ -26,6 +26,15 @@ def load(path):
         return None
 
 
+def write_report(text, output):
+    """The markdown to `output`, or to stdout without one."""
+    if output:
+        with open(output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
 def md_table(headers, rows):
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -289,11 +298,7 @@ def main(argv=None):
             "", optimizer_note(ddp_records_for_note(args.folder), pytorch),
             "", allreduce_section(args.folder), ddp_text, shard_text, targets(ddp, shard, pytorch, world),
             matrix_text])
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_report(text, args.output)
     return 0
 
 

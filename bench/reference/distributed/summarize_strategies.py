@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize_distributed import load, md_table, num  # noqa: E402
+from summarize_distributed import load, md_table, num, write_report  # noqa: E402
 
 # Tessel's strategy -> PyTorch's counterpart in ddp_reference.py.
 COUNTERPART = {"none": ("DDP", "pytorch-ddp"), "zero1-prefetch": ("ZeRO-1", "pytorch-zero"),
@@ -102,11 +102,7 @@ def main(argv=None):
         "and `tessel` the whole stack. Wait: exposed communication, % of the step. Peak: rank 0's "
         "peak allocated GiB; plan: tessel-plan's prediction of it.", "",
         table, "## Issue 39's targets for FSDP", "", "\n".join(checks), ""])
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_report(text, args.output)
     return 0
 
 
