@@ -336,6 +336,13 @@ int runMesh(int argc, char **argv) {
   writeOutputs(json, meta, {r});
   return 0;
 }
+std::string formatCost(const AllReduceCostModel &m) {
+  char text[64];
+  std::snprintf(text, sizeof text, "o = %.4g us, w = %.4g GB/s", m.overheadSeconds * 1e6,
+                m.bytesPerSecond / kGB);
+  return text;
+}
+
 /// An all-reduce's cost t = o + bytes / w: given, or fitted from `tessel-bench allreduce`.
 struct CostFlags {
   std::string fit;
@@ -490,8 +497,16 @@ int runComm(int argc, char **argv) {
   } catch (const std::invalid_argument &e) {
     return usageError(flags, e.what());
   }
-  std::printf("tessel-plan comm: %s, o = %.4g us, w = %.4g GB/s%s\n\n%s", shape.model.c_str(),
-              model.overheadSeconds * 1e6, model.bytesPerSecond / kGB, cost.source().c_str(),
+  // Every fit the plan priced with, so a reader can redo a row by hand.
+  std::string fits = formatCost(model);
+  auto addFit = [&](const char *name, const std::optional<AllReduceCostModel> &fit) {
+    if (fit)
+      fits += std::string("; ") + name + ": " + formatCost(*fit);
+  };
+  addFit("all-gather", fitted->allGather);
+  addFit("reduce-scatter", fitted->reduceScatter);
+  std::printf("tessel-plan comm: %s, all-reduce %s%s\n\n%s", shape.model.c_str(), fits.c_str(),
+              cost.source().c_str(),
               tessel::bench::formatTable(rows, {fieldColumn("sharding", "sharding", 0, true),
                                                 fieldColumn("collectives", "collectives", 0),
                                                 fieldColumn("all-reduce GB", "all_reduce_GB", 2),
@@ -505,6 +520,12 @@ int runComm(int argc, char **argv) {
   meta.set("version", tessel::bench::versionString());
   meta.set("overhead_s", model.overheadSeconds);
   meta.set("bytes_per_second", model.bytesPerSecond);
+  for (auto [key, fit] : {std::pair{"all_gather", fitted->allGather},
+                          std::pair{"reduce_scatter", fitted->reduceScatter}})
+    if (fit) {
+      meta.set(std::string(key) + "_overhead_s", fit->overheadSeconds);
+      meta.set(std::string(key) + "_bytes_per_second", fit->bytesPerSecond);
+    }
   writeOutputs(json, meta, rows);
   return 0;
 }
