@@ -96,6 +96,19 @@ struct AttentionOptions {
 torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
                              const torch::Tensor &v, const AttentionOptions &options);
 
+/// Packed sequences (FlashAttention's varlen call): q (total_q, heads, d) and k, v (total_k,
+/// kv_heads, d) hold sequences one after another, sequence i at rows [cu_seqlens_q[i],
+/// cu_seqlens_q[i + 1]) of q and [cu_seqlens_k[i], cu_seqlens_k[i + 1]) of k and v (integer,
+/// from 0 rising to the totals; lengths may differ between q and k, and be 0). A query sees
+/// only its own sequence's keys; options.causal aligns each sequence's diagonal bottom-right,
+/// options.window and options.scale as above; no other variant. Returns (total_q, heads, d).
+/// Runs the `varlen` variant's package (examples/attention/varlen.tsl): tiles of other
+/// sequences are skipped, so the cost follows the pairs kept, not total_q x total_k.
+torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &k,
+                                   const torch::Tensor &v, const torch::Tensor &cuSeqlensQ,
+                                   const torch::Tensor &cuSeqlensK,
+                                   const AttentionOptions &options = {});
+
 /// The same with only the causal mask and the scale (default 1/sqrt(d)).
 torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
                              const torch::Tensor &v, bool causal,

@@ -329,6 +329,59 @@ TEST_P(FlashAttentionTest, ScoreAndMaskFunctionsMatchDouble) {
   }
 }
 
+/// Packed sequences (examples/attention/varlen.tsl): per query the keys [lo, hi) it sees and
+/// per key the queries that may see it, as flashAttentionVarlen lays them out, for sequences
+/// at cuQ / cuK; the kernels' result is checked against the rule written directly.
+Variant packedSequences(std::vector<int> cuQ, std::vector<int> cuK, bool causal, int window) {
+  Variant var;
+  var.file = "varlen.tsl";
+  auto sequence = [](const std::vector<int> &cu, int t) {
+    return int(std::upper_bound(cu.begin(), cu.end(), t) - cu.begin()) - 1;
+  };
+  // Span [lo, hi) on the other side of token t (the mirror of its offset on the diagonal).
+  auto spans = [&](const std::vector<int> &own, const std::vector<int> &other, int before,
+                   int after, std::vector<int32_t> &out) {
+    std::vector<int32_t> lo, hi;
+    for (int t = 0; t < own.back(); ++t) {
+      int s = sequence(own, t), start = other[size_t(s)], end = other[size_t(s) + 1];
+      int mirror = t - own[size_t(s)] + (end - start) - (own[size_t(s) + 1] - own[size_t(s)]) + start;
+      auto clamp = [&](int x) { return std::min(std::max(x, start), end); };
+      lo.push_back(clamp(before < 0 ? start : mirror - before));
+      hi.push_back(clamp(after < 0 ? end : mirror + after + 1));
+    }
+    out.insert(out.end(), lo.begin(), lo.end());
+    out.insert(out.end(), hi.begin(), hi.end());
+  };
+  var.ints.clear();
+  spans(cuQ, cuK, window, causal ? 0 : -1, var.ints);
+  spans(cuK, cuQ, causal ? 0 : -1, window, var.ints);
+  var.keep = [=](int, int, int i, int j) {
+    int s = sequence(cuQ, i);
+    if (j < cuK[size_t(s)] || j >= cuK[size_t(s) + 1])
+      return false;
+    int qi = i - cuQ[size_t(s)], kj = j - cuK[size_t(s)];
+    int diag = (cuK[size_t(s) + 1] - cuK[size_t(s)]) - (cuQ[size_t(s) + 1] - cuQ[size_t(s)]);
+    return (!causal || kj <= qi + diag) && (window < 0 || kj >= qi + diag - window);
+  };
+  return var;
+}
+
+// Sequences packed with query and key lengths that differ (an empty one among them, and one
+// whose first queries see no key under the causal mask), across tile edges.
+TEST_P(FlashAttentionTest, PackedSequencesMatchDouble) {
+  std::string dt = GetParam();
+  bool ieee = dt == "f32ieee";
+  if (ieee)
+    dt = "f32";
+  double tol = dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3;
+  std::vector<int> cuQ = {0, 3, 20, 20, 45}, cuK = {0, 10, 15, 30, 37};
+  for (auto [causal, window] : {std::pair{true, -1}, std::pair{false, -1}, std::pair{true, 4}})
+    checkCase(dt, ieee, tol, {1, 4, 45, 37, 16, false, 16, 16, 2},
+              packedSequences(cuQ, cuK, causal, window));
+  checkCase(dt, ieee, tol, {1, 2, 45, 45, 24, false, 32, 16, 0, 32},
+            packedSequences({0, 17, 45}, {0, 17, 45}, true, -1));
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, FlashAttentionTest,
                          ::testing::Values("f32", "f32ieee", "bf16", "f16"));
 

@@ -1,8 +1,8 @@
 //===- test/gpu/attention/AttentionVariantsTest.cpp - score/mask variants on the GPU -===//
 //
 // The packages compiled from examples/attention/ (soft-capping, ALiBi, document masks,
-// prefix-LM, a two-sided sliding window and causal as mask functions) through
-// tessel::ops::flashAttention against the same function written with torch ops, in float64,
+// prefix-LM, a two-sided sliding window, causal as mask functions and packed sequences)
+// through tessel::ops::flashAttention (flashAttentionVarlen) against the same function written with torch ops, in float64,
 // by FlashAttention's rule (Tessel's largest error in the output and dq, dk, dv at most
 // twice naive attention's in bf16, plus a small floor); ragged lengths and grouped-query
 // heads; and the op's errors for what it cannot serve. bf16 on sm_90a (the variants'
@@ -22,6 +22,8 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 using namespace tessel;
 
@@ -220,6 +222,88 @@ TEST(AttentionVariants, MaskFunctionsWithTheirOwnData) {
   }
 }
 
+/// Packed sequences at lengths cuQ / cuK (FlashAttention's varlen) against naive attention
+/// over the packed tokens with the mask written out per sequence.
+void checkPacked(const std::vector<int64_t> &cuQ, const std::vector<int64_t> &cuK, int64_t heads,
+                 int64_t kvHeads, int64_t d, bool causal, int64_t window) {
+  SCOPED_TRACE("packed " + std::to_string(cuQ.size() - 1) + " sequences, " +
+               std::to_string(cuQ.back()) + " x " + std::to_string(cuK.back()) + " tokens, heads " +
+               std::to_string(heads) + "/" + std::to_string(kvHeads) + " d " + std::to_string(d) +
+               (causal ? " causal" : "") + " window " + std::to_string(window));
+  int64_t tq = cuQ.back(), tk = cuK.back();
+  auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  auto rounded = [&](std::vector<int64_t> shape) {
+    return torch::randn(shape, f64).to(torch::kBFloat16).to(torch::kFloat64);
+  };
+  torch::Tensor q = rounded({tq, heads, d}), k = rounded({tk, kvHeads, d});
+  torch::Tensor v = rounded({tk, kvHeads, d}), dout = rounded({tq, heads, d});
+  // keep[i][j]: query i and key j are of one sequence and j is inside i's causal and window
+  // bounds, the diagonal aligned bottom-right in that sequence.
+  torch::Tensor keep = torch::zeros({tq, tk}, f64.dtype(torch::kBool));
+  for (size_t s = 0; s + 1 < cuQ.size(); ++s) {
+    int64_t lq = cuQ[s + 1] - cuQ[s], lk = cuK[s + 1] - cuK[s];
+    auto [i, j] = positions(lq, lk);
+    torch::Tensor block = torch::ones({lq, lk}, keep.options());
+    if (causal)
+      block &= j <= i + (lk - lq);
+    if (window >= 0)
+      block &= j >= i + (lk - lq - window);
+    keep.narrow(0, cuQ[s], lq).narrow(1, cuK[s], lk).copy_(block);
+  }
+  double scale = 1.0 / std::sqrt(double(d));
+  auto naive = [&](torch::Tensor a, torch::Tensor b, torch::Tensor c) {
+    torch::Tensor qh = a.transpose(0, 1), kh = perQueryHead(b.transpose(0, 1).unsqueeze(0), heads);
+    torch::Tensor s = torch::matmul(qh, kh.squeeze(0).transpose(-2, -1)) * scale;
+    torch::Tensor p = torch::softmax(s.masked_fill(keep.logical_not(), -INFINITY), -1).nan_to_num(0.0);
+    torch::Tensor vh = perQueryHead(c.transpose(0, 1).unsqueeze(0), heads).squeeze(0);
+    return torch::matmul(p.to(c.scalar_type()), vh).transpose(0, 1);
+  };
+  auto longs = torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA);
+  ops::AttentionOptions options;
+  options.causal = causal, options.window = window, options.scale = scale;
+  auto tessel = [&](torch::Tensor a, torch::Tensor b, torch::Tensor c) {
+    return ops::flashAttentionVarlen(a, b, c, torch::tensor(cuQ, longs), torch::tensor(cuK, longs),
+                                     options);
+  };
+  Result ref = run(naive, q, k, v, dout, torch::kFloat64);
+  Result base = run(naive, q, k, v, dout, torch::kBFloat16);
+  Result got = run(tessel, q, k, v, dout, torch::kBFloat16);
+  for (auto [what, x, b, r] : {std::tuple{"output", got.out, base.out, ref.out},
+                               {"dq", got.dq, base.dq, ref.dq}, {"dk", got.dk, base.dk, ref.dk},
+                               {"dv", got.dv, base.dv, ref.dv}}) {
+    ASSERT_EQ(x.sizes(), r.sizes()) << what;
+    auto err = [&](const torch::Tensor &t) { return (t.to(torch::kFloat64) - r).abs().max().item<double>(); };
+    double mine = err(x), naiveErr = err(b);
+    EXPECT_TRUE(std::isfinite(mine)) << what;
+    EXPECT_LE(mine, 2 * naiveErr + 1e-4 * (1 + r.abs().max().item<double>()))
+        << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
+  }
+}
+
+/// Cumulative lengths of random sequence lengths in [0, 2 * mean] summing to about total.
+std::vector<int64_t> randomCumulative(int64_t count, int64_t mean) {
+  std::vector<int64_t> cu = {0};
+  for (int64_t i = 0; i < count; ++i)
+    cu.push_back(cu.back() + torch::randint(0, 2 * mean + 1, {1}).item<int64_t>());
+  return cu;
+}
+
+TEST(AttentionVariants, PackedSequences) {
+  SKIP_WITHOUT("varlen", false);
+  torch::manual_seed(15);
+  // Self-attention over packed documents (equal q and k lengths, one of length 0 among them).
+  std::vector<int64_t> docs = {0, 300, 300, 301, 1000, 1130};
+  checkPacked(docs, docs, 4, 2, 64, true, -1);
+  checkPacked(docs, docs, 3, 3, 128, false, -1);
+  checkPacked(docs, docs, 2, 1, 64, true, 100);
+  // Lengths that differ between queries and keys (the diagonal bottom-right in each), random.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<int64_t> cuQ = randomCumulative(5, 150), cuK = randomCumulative(5, 200);
+    checkPacked(cuQ, cuK, 4, 2, round ? 128 : 64, true, round ? 64 : -1);
+    checkPacked(cuQ, cuK, 2, 2, 80, false, -1);
+  }
+}
+
 using tessel::test::expectError;
 
 TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
@@ -246,6 +330,19 @@ TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
   ops::AttentionOptions noData;
   noData.variant.name = "sliding_window"; // reads its two extents from ints
   expectError([&] { call(noData); }, "the 'sliding_window' variant reads 0 floats and 2 ints");
+  torch::Tensor packed = torch::randn({16, 4, 64}, cuda);
+  auto ints = torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA);
+  auto varlen = [&](std::vector<int> cuQ, std::vector<int> cuK, ops::AttentionOptions o = {}) {
+    ops::flashAttentionVarlen(packed, packed, packed, torch::tensor(cuQ, ints),
+                              torch::tensor(cuK, ints), o);
+  };
+  expectError([&] { varlen({0, 5, 16}, {0, 5, 15}); }, "cu_seqlens_k must run from 0 to 16");
+  expectError([&] { varlen({0, 9, 5, 16}, {0, 5, 9, 16}); }, "cu_seqlens_q must not decrease");
+  expectError([&] { varlen({0, 16}, {0, 5, 16}); }, "must count the same sequences");
+  expectError([&] { varlen({0, 16}, {0, 16}, two); }, "packed sequences take causal, scale");
+  expectError([&] { ops::flashAttentionVarlen(q, q, q, torch::tensor({0, 2}, ints),
+                                              torch::tensor({0, 2}, ints)); },
+              "must be 3-D (total tokens, heads, head_dim)");
   ops::AttentionOptions unknown;
   unknown.variant.name = "no_such_variant";
   expectError([&] { call(unknown); }, "no package flash_attention_no_such_variant_bf16");
