@@ -69,7 +69,8 @@ struct Shape {
   int64_t kvHeads = 0; ///< grouped-query attention's key/value heads; 0: heads
   int64_t window = -1; ///< sliding window (keys left of the diagonal a query sees); -1: none
   /// A score/mask variant: "", "softcap" (Gemma 2's cap of 50), "alibi" (geometric slopes)
-  /// or "document" (`documents` equal documents a sequence, each causal).
+  /// "document" (`documents` equal documents a sequence, each causal) or "varlen" (the same
+  /// documents, every sequence's, packed into one and run as FlashAttention's varlen call).
   std::string variant{};
   int64_t documents = 0;
   int64_t keyValueHeads() const { return kvHeads ? kvHeads : heads; }
@@ -138,6 +139,7 @@ private:
 struct Inputs {
   torch::Tensor q, k, v, grad;
   ops::AttentionOptions tessel;
+  torch::Tensor cuSeqlens; ///< varlen: the documents' cumulative lengths over the packed tokens
   torch::Tensor sdpaMask; ///< undefined: SDPA's own causal flag
   std::string sdpaMissing; ///< why SDPA cannot run the variant ("": it can)
   void clearGrads() const {
@@ -154,9 +156,15 @@ torch::Tensor alibiSlopes(int64_t heads) {
 
 Inputs makeInputs(const Shape &s) {
   auto options = torch::TensorOptions().dtype(dtypeOf(s.dtype)).device(torch::kCUDA);
-  auto make = [&](int64_t heads) { return torch::randn({s.batch, heads, s.seq, s.d}, options); };
+  // Varlen packs (batch, seq) into one token axis: the tensors are (batch, seq, heads, d) in
+  // memory, so that the packed (tokens, heads, d) is a view, as a model's projection gives it.
+  auto make = [&](int64_t heads) {
+    if (s.variant == "varlen")
+      return torch::randn({s.batch, s.seq, heads, s.d}, options).transpose(1, 2);
+    return torch::randn({s.batch, heads, s.seq, s.d}, options);
+  };
   Inputs in{make(s.heads).requires_grad_(), make(s.keyValueHeads()).requires_grad_(),
-            make(s.keyValueHeads()).requires_grad_(), make(s.heads), {}, {}, {}};
+            make(s.keyValueHeads()).requires_grad_(), make(s.heads), {}, {}, {}, {}};
   in.tessel.causal = s.causal, in.tessel.window = s.window;
   torch::Tensor keep; // the dense mask of the window or the documents
   if (s.window >= 0)
@@ -172,11 +180,20 @@ Inputs makeInputs(const Shape &s) {
     torch::Tensor bias = in.tessel.alibiSlopes.view({s.heads, 1, 1}) * distance;
     torch::Tensor visible = model::attentionMask(s.seq, s.seq, s.causal, s.window, options);
     in.sdpaMask = bias.masked_fill(visible.logical_not(), -INFINITY).to(options.dtype());
-  } else if (s.variant == "document") {
+  } else if (s.variant == "document" || s.variant == "varlen") {
     auto longs = options.dtype(torch::kLong);
     torch::Tensor ids =
         torch::floor_divide(torch::arange(s.seq, longs) * s.documents, s.seq).expand({s.batch, s.seq});
     in.tessel.documentIds = ids.contiguous();
+    if (s.variant == "varlen") { // document j of a sequence starts at ceil(j seq / documents)
+      in.tessel.documentIds = torch::Tensor();
+      std::vector<int64_t> cu;
+      for (int64_t b = 0; b < s.batch; ++b)
+        for (int64_t j = 0; j < s.documents; ++j)
+          cu.push_back(b * s.seq + (j * s.seq + s.documents - 1) / s.documents);
+      cu.push_back(s.batch * s.seq);
+      in.cuSeqlens = torch::tensor(cu, longs.dtype(torch::kInt32));
+    }
     torch::Tensor same = ids[0].unsqueeze(1) == ids[0].unsqueeze(0);
     keep = (keep.defined() ? keep : model::attentionMask(s.seq, s.seq, s.causal, -1, options)) & same;
   }
@@ -193,6 +210,15 @@ torch::Tensor attention(const Impl &impl, const Shape &s, const Inputs &in) {
       throw std::invalid_argument("naive attention has no score/mask variants here");
     return model::naiveAttention(q, k, v, s.causal, s.window);
   case Kind::Tessel:
+    if (in.cuSeqlens.defined()) { // (batch, heads, seq, d) views of (tokens, heads, d)
+      auto packed = [&](const torch::Tensor &t) {
+        return t.transpose(1, 2).reshape({-1, t.size(1), t.size(3)});
+      };
+      return ops::flashAttentionVarlen(packed(q), packed(k), packed(v), in.cuSeqlens,
+                                       in.cuSeqlens, in.tessel)
+          .view({q.size(0), q.size(2), q.size(1), q.size(3)})
+          .transpose(1, 2);
+    }
     return ops::flashAttention(q, k, v, in.tessel);
   case Kind::Sdpa:
     break;
@@ -223,7 +249,7 @@ struct Outputs {
 };
 
 double flopForward(const Shape &s) {
-  if (s.variant == "document") { // causal within each of the equal documents
+  if (s.variant == "document" || s.variant == "varlen") { // causal within equal documents
     double doc = double(s.seq) / double(s.documents);
     double pairs = s.documents * (s.causal ? doc * doc / 2 : doc * doc);
     return 4.0 * s.batch * s.heads * pairs * s.d;
@@ -302,6 +328,7 @@ Record baseRecord(const std::string &study, const Shape &s, const Impl &impl) {
   r.set("window", s.window);
   r.set("variant", s.variant.empty() ? std::string("-")
                    : s.variant == "document" ? "doc" + std::to_string(s.documents)
+                   : s.variant == "varlen"   ? "varlen" + std::to_string(s.documents)
                                              : s.variant);
   r.set("seq", s.seq);
   r.set("d", s.d);
@@ -422,12 +449,16 @@ Shape parseShape(const std::string &text) {
       s.variant = part;
       continue;
     }
-    if (part.rfind("doc", 0) == 0) { // docN: N equal documents a sequence
+    // docN: N equal documents a sequence; varlenN: the same, packed (varlen).
+    if (part.rfind("doc", 0) == 0 || part.rfind("varlen", 0) == 0) {
+      bool varlen = part[0] == 'v';
+      size_t digits = varlen ? 6 : 3;
       char *end = nullptr;
-      long long n = part.size() > 3 ? std::strtoll(part.c_str() + 3, &end, 10) : 0;
+      long long n = part.size() > digits ? std::strtoll(part.c_str() + digits, &end, 10) : 0;
       if (n < 1 || *end != '\0')
-        throw std::invalid_argument("--shapes: '" + text + "': docN needs N >= 1 documents");
-      s.variant = "document", s.documents = n;
+        throw std::invalid_argument("--shapes: '" + text + "': " + part.substr(0, digits) +
+                                    "N needs N >= 1 documents");
+      s.variant = varlen ? "varlen" : "document", s.documents = n;
       continue;
     }
     // kvN: N key/value heads (N > 0); wN: a sliding window of N keys (N >= 0).
@@ -438,7 +469,7 @@ Shape parseShape(const std::string &text) {
     if (n < (kv ? 1 : 0) || *rest != '\0')
       throw std::invalid_argument("--shapes: '" + text +
                                   "': after ':' comes full, causal, kvN (N > 0), wN (N >= 0), "
-                                  "softcap, alibi or docN (N > 0)");
+                                  "softcap, alibi, docN or varlenN (N > 0)");
     (kv ? s.kvHeads : s.window) = n;
   }
   int64_t *fields[] = {&s.batch, &s.heads, &s.seq, &s.d};
@@ -612,7 +643,7 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
                 "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal), "
                 "BxHxLxD:full, :kvN for N key/value heads (grouped-query attention), :wN for a "
                 "sliding window of N keys, :softcap (Gemma 2's cap of 50), :alibi, :docN (N "
-                "equal documents a sequence, masked apart)",
+                "equal documents a sequence, masked apart), :varlenN (the same documents packed into one sequence, FlashAttention's varlen call)",
                 o.shapes);
   flags.addList("impls", "LIST",
                 "the realistic study's implementations: tessel, sdpa, sdpa-cudnn, sdpa-flash, "
