@@ -73,7 +73,12 @@ struct Shape {
   /// documents, every sequence's, packed into one and run as FlashAttention's varlen call).
   std::string variant{};
   int64_t documents = 0;
+  /// q, k, v and dO in memory as (batch, seq, heads, d) ("tokens", as a fused projection or a
+  /// varlen caller gives them) or (batch, heads, seq, d) ("heads"); "": varlen's tokens, else
+  /// heads.
+  std::string layout{};
   int64_t keyValueHeads() const { return kvHeads ? kvHeads : heads; }
+  bool tokensMajor() const { return layout.empty() ? variant == "varlen" : layout == "tokens"; }
 };
 
 enum class Kind { Naive, Tessel, Sdpa };
@@ -156,10 +161,10 @@ torch::Tensor alibiSlopes(int64_t heads) {
 
 Inputs makeInputs(const Shape &s) {
   auto options = torch::TensorOptions().dtype(dtypeOf(s.dtype)).device(torch::kCUDA);
-  // Varlen packs (batch, seq) into one token axis: the tensors are (batch, seq, heads, d) in
-  // memory, so that the packed (tokens, heads, d) is a view, as a model's projection gives it.
+  // Varlen packs (batch, seq) into one token axis: with tokens-major tensors the packed
+  // (tokens, heads, d) is a view (with heads-major ones and batch > 1, a copy in the timing).
   auto make = [&](int64_t heads) {
-    if (s.variant == "varlen")
+    if (s.tokensMajor())
       return torch::randn({s.batch, s.seq, heads, s.d}, options).transpose(1, 2);
     return torch::randn({s.batch, heads, s.seq, s.d}, options);
   };
@@ -332,6 +337,7 @@ Record baseRecord(const std::string &study, const Shape &s, const Impl &impl) {
                                              : s.variant);
   r.set("seq", s.seq);
   r.set("d", s.d);
+  r.set("layout", s.tokensMajor() ? "tokens" : "heads");
   r.set("causal", int64_t(s.causal));
   return r;
 }
@@ -374,7 +380,8 @@ void compare(std::vector<Record> &rows, const std::vector<Outputs> &outputs,
 void printProgress(const Record &r) {
   std::cerr << "attention " << std::get<std::string>(*r.get("study"));
   for (const char *key :
-       {"impl", "dtype", "batch", "heads", "kv_heads", "seq", "d", "window", "variant", "causal"})
+       {"impl", "dtype", "batch", "heads", "kv_heads", "seq", "d", "window", "variant", "layout",
+        "causal"})
     std::cerr << " " << key << "=" << formatValue(*r.get(key), 0);
   for (const char *key : {"fwd_ms", "bwd_ms", "fwd_bwd_ms"})
     if (const Value *v = r.get(key))
@@ -449,6 +456,10 @@ Shape parseShape(const std::string &text) {
       s.variant = part;
       continue;
     }
+    if (part == "tokens" || part == "heads") {
+      s.layout = part;
+      continue;
+    }
     // docN: N equal documents a sequence; varlenN: the same, packed (varlen).
     if (part.rfind("doc", 0) == 0 || part.rfind("varlen", 0) == 0) {
       bool varlen = part[0] == 'v';
@@ -469,7 +480,7 @@ Shape parseShape(const std::string &text) {
     if (n < (kv ? 1 : 0) || *rest != '\0')
       throw std::invalid_argument("--shapes: '" + text +
                                   "': after ':' comes full, causal, kvN (N > 0), wN (N >= 0), "
-                                  "softcap, alibi, docN or varlenN (N > 0)");
+                                  "softcap, alibi, docN, varlenN (N > 0), tokens or heads");
     (kv ? s.kvHeads : s.window) = n;
   }
   int64_t *fields[] = {&s.batch, &s.heads, &s.seq, &s.d};
@@ -547,7 +558,8 @@ std::vector<Column> columnsFor(const std::string &study) {
   else
     specs = {{"B", "batch", 0}, {"H", "heads", 0}, {"KV", "kv_heads", 0}, {"L", "seq", 0},
              {"d", "d", 0}, {"window", "window", 0}, {"variant", "variant", -1},
-             {"causal", "causal", 0}, {"impl", "impl", -1}, {"backend", "backend", -1},
+             {"layout", "layout", -1}, {"causal", "causal", 0}, {"impl", "impl", -1},
+             {"backend", "backend", -1},
              {"fwd ms", "fwd_ms", 3}, {"bwd ms", "bwd_ms", 3}, {"fwd TFLOP/s", "fwd_tflops", 1},
              {"bwd TFLOP/s", "bwd_tflops", 1}};
   specs.insert(specs.end(), {{"max err", "max_err", 5}, {"grad err", "grad_max_err", 5},
@@ -643,7 +655,7 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
                 "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal), "
                 "BxHxLxD:full, :kvN for N key/value heads (grouped-query attention), :wN for a "
                 "sliding window of N keys, :softcap (Gemma 2's cap of 50), :alibi, :docN (N "
-                "equal documents a sequence, masked apart), :varlenN (the same documents packed into one sequence, FlashAttention's varlen call)",
+                "equal documents a sequence, masked apart), :varlenN (the same documents packed into one sequence, FlashAttention's varlen call); :tokens or :heads lays q, k, v out (batch, seq, heads, d) or (batch, heads, seq, d) in memory (default: tokens for varlen, else heads)",
                 o.shapes);
   flags.addList("impls", "LIST",
                 "the realistic study's implementations: tessel, sdpa, sdpa-cudnn, sdpa-flash, "
