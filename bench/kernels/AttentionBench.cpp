@@ -144,7 +144,7 @@ private:
 struct Inputs {
   torch::Tensor q, k, v, grad;
   ops::AttentionOptions tessel;
-  torch::Tensor cuSeqlens; ///< varlen: the documents' cumulative lengths over the packed tokens
+  ops::PackedSequences packed; ///< varlen: the documents over the packed tokens (made once)
   torch::Tensor sdpaMask; ///< undefined: SDPA's own causal flag
   std::string sdpaMissing; ///< why SDPA cannot run the variant ("": it can)
   void clearGrads() const {
@@ -197,7 +197,8 @@ Inputs makeInputs(const Shape &s) {
         for (int64_t j = 0; j < s.documents; ++j)
           cu.push_back(b * s.seq + (j * s.seq + s.documents - 1) / s.documents);
       cu.push_back(s.batch * s.seq);
-      in.cuSeqlens = torch::tensor(cu, longs.dtype(torch::kInt32));
+      torch::Tensor lengths = torch::tensor(cu, longs.dtype(torch::kInt32));
+      in.packed = ops::packSequences(lengths, lengths, s.causal, s.window);
     }
     torch::Tensor same = ids[0].unsqueeze(1) == ids[0].unsqueeze(0);
     keep = (keep.defined() ? keep : model::attentionMask(s.seq, s.seq, s.causal, -1, options)) & same;
@@ -215,12 +216,11 @@ torch::Tensor attention(const Impl &impl, const Shape &s, const Inputs &in) {
       throw std::invalid_argument("naive attention has no score/mask variants here");
     return model::naiveAttention(q, k, v, s.causal, s.window);
   case Kind::Tessel:
-    if (in.cuSeqlens.defined()) { // (batch, heads, seq, d) views of (tokens, heads, d)
+    if (in.packed.spans.defined()) { // (batch, heads, seq, d) views of (tokens, heads, d)
       auto packed = [&](const torch::Tensor &t) {
         return t.transpose(1, 2).reshape({-1, t.size(1), t.size(3)});
       };
-      return ops::flashAttentionVarlen(packed(q), packed(k), packed(v), in.cuSeqlens,
-                                       in.cuSeqlens, in.tessel)
+      return ops::flashAttentionVarlen(packed(q), packed(k), packed(v), in.packed)
           .view({q.size(0), q.size(2), q.size(1), q.size(3)})
           .transpose(1, 2);
     }

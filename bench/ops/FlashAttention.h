@@ -96,14 +96,33 @@ struct AttentionOptions {
 torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
                              const torch::Tensor &v, const AttentionOptions &options);
 
-/// Packed sequences (FlashAttention's varlen call): q (total_q, heads, d) and k, v (total_k,
-/// kv_heads, d) hold sequences one after another, sequence i at rows [cu_seqlens_q[i],
+/// Packed sequences (FlashAttention's varlen call): sequence i at rows [cu_seqlens_q[i],
 /// cu_seqlens_q[i + 1]) of q and [cu_seqlens_k[i], cu_seqlens_k[i + 1]) of k and v (integer,
 /// from 0 rising to the totals; lengths may differ between q and k, and be 0). A query sees
-/// only its own sequence's keys; options.causal aligns each sequence's diagonal bottom-right,
-/// options.window and options.scale as above; no other variant. Returns (total_q, heads, d).
-/// Runs the `varlen` variant's package (examples/attention/varlen.tsl): tiles of other
-/// sequences are skipped, so the cost follows the pairs kept, not total_q x total_k.
+/// only its own sequence's keys; causal aligns each sequence's diagonal bottom-right, as
+/// FlashAttention-2; window as AttentionOptions::window, per sequence. Made once per batch
+/// and shared by every layer's call (as FlexAttention's BlockMask): packSequences checks the
+/// lengths (one read to the host) and computes, on the device, each query's key span and
+/// each key's query span, which examples/attention/varlen.tsl reads.
+struct PackedSequences {
+  torch::Tensor cuSeqlensQ, cuSeqlensK; ///< int64 on the device
+  int64_t totalQ = 0, totalK = 0;       ///< tokens: the last entries
+  bool causal = false;
+  int64_t window = -1;
+  torch::Tensor spans; ///< int32 [key_lo (total_q), key_hi (total_q), query_lo, query_hi (total_k)]
+};
+PackedSequences packSequences(const torch::Tensor &cuSeqlensQ, const torch::Tensor &cuSeqlensK,
+                              bool causal = false, int64_t window = -1);
+
+/// Attention over packed sequences: q (total_q, heads, d), k and v (total_k, kv_heads, d),
+/// returns (total_q, heads, d). Runs the `varlen` variant's package as a batch of one: tiles
+/// of other sequences are skipped, so the cost follows the pairs kept, not total_q x total_k.
+torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &k,
+                                   const torch::Tensor &v, const PackedSequences &packed,
+                                   std::optional<double> scale = std::nullopt);
+
+/// The same from the cumulative lengths, packed on every call (options: causal, window and
+/// scale; no other variant).
 torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &k,
                                    const torch::Tensor &v, const torch::Tensor &cuSeqlensQ,
                                    const torch::Tensor &cuSeqlensK,

@@ -19,19 +19,19 @@ namespace {
 
 [[noreturn]] void fail(const std::string &message) { failOp("flash_attention_varlen", message); }
 
-/// cu_seqlens checked on the host: 1-D integers from 0 rising to `total`.
-void checkCumulative(const torch::Tensor &cu, int64_t total, const char *name) {
+/// cu_seqlens checked on the host: 1-D integers rising from 0. Returns the total.
+int64_t checkCumulative(const torch::Tensor &cu, const char *name) {
   if (cu.dim() != 1 || cu.size(0) < 2 || cu.is_floating_point() || cu.is_complex())
     fail(std::string(name) + " must be 1-D integers [sequences + 1]; got " + describe(cu));
   torch::Tensor host = cu.to(torch::kCPU, torch::kLong);
   auto at = host.accessor<int64_t, 1>();
-  if (at[0] != 0 || at[cu.size(0) - 1] != total)
-    fail(std::string(name) + " must run from 0 to " + std::to_string(total) + "; got " +
-         std::to_string(at[0]) + " .. " + std::to_string(at[cu.size(0) - 1]));
+  if (at[0] != 0)
+    fail(std::string(name) + " must start at 0; got " + std::to_string(at[0]));
   for (int64_t i = 1; i < cu.size(0); ++i)
     if (at[i] < at[i - 1])
       fail(std::string(name) + " must not decrease; entry " + std::to_string(i) + " is " +
            std::to_string(at[i]) + " after " + std::to_string(at[i - 1]));
+  return at[cu.size(0) - 1];
 }
 
 /// For each token of one side, the span [lo, hi) of the other side it pairs with: tokens of
@@ -58,38 +58,59 @@ std::pair<torch::Tensor, torch::Tensor> spans(const torch::Tensor &own, const to
 
 } // namespace
 
+PackedSequences packSequences(const torch::Tensor &cuSeqlensQ, const torch::Tensor &cuSeqlensK,
+                              bool causal, int64_t window) {
+  if (window < -1)
+    fail("window must be -1 (none) or at least 0; got " + std::to_string(window));
+  int64_t totalQ = checkCumulative(cuSeqlensQ, "cu_seqlens_q");
+  int64_t totalK = checkCumulative(cuSeqlensK, "cu_seqlens_k");
+  if (cuSeqlensQ.size(0) != cuSeqlensK.size(0))
+    fail("cu_seqlens_q and cu_seqlens_k must count the same sequences; got " +
+         describe(cuSeqlensQ) + " and " + describe(cuSeqlensK));
+  auto device = cuSeqlensQ.is_cuda() ? cuSeqlensQ.device() : cuSeqlensK.device();
+  auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
+  PackedSequences packed{cuSeqlensQ.to(longs), cuSeqlensK.to(longs), totalQ, totalK, causal,
+                         window, {}};
+  // Queries: keys from the window's edge to the diagonal; keys: the mirror image.
+  int64_t diagonal = causal ? 0 : -1;
+  auto [keyLo, keyHi] = spans(packed.cuSeqlensQ, packed.cuSeqlensK, totalQ, window, diagonal);
+  auto [queryLo, queryHi] = spans(packed.cuSeqlensK, packed.cuSeqlensQ, totalK, diagonal, window);
+  packed.spans = torch::cat({keyLo, keyHi, queryLo, queryHi}).to(torch::kInt32).contiguous();
+  return packed;
+}
+
+torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &k,
+                                   const torch::Tensor &v, const PackedSequences &packed,
+                                   std::optional<double> scale) {
+  if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
+    fail("q, k and v must be 3-D (total tokens, heads, head_dim); got q " + describe(q) +
+         ", k " + describe(k) + ", v " + describe(v));
+  if (!packed.spans.defined())
+    fail("the packed sequences are empty: make them with packSequences");
+  if (packed.totalQ != q.size(0) || packed.totalK != k.size(0))
+    fail("the packed sequences hold " + std::to_string(packed.totalQ) + " query and " +
+         std::to_string(packed.totalK) + " key tokens; got q " + describe(q) + ", k " +
+         describe(k));
+  AttentionOptions options;
+  options.scale = scale;
+  options.variant = {"varlen", {}, packed.spans.to(q.device())};
+  // (total, heads, d) as a batch of one (1, heads, total, d): a view, no copy.
+  auto batchOfOne = [](const torch::Tensor &t) { return t.unsqueeze(0).transpose(1, 2); };
+  torch::Tensor out = flashAttention(batchOfOne(q), batchOfOne(k), batchOfOne(v), options);
+  return out.squeeze(0).transpose(0, 1).contiguous();
+}
+
 torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &k,
                                    const torch::Tensor &v, const torch::Tensor &cuSeqlensQ,
                                    const torch::Tensor &cuSeqlensK,
                                    const AttentionOptions &options) {
-  if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
-    fail("q, k and v must be 3-D (total tokens, heads, head_dim); got q " + describe(q) +
-         ", k " + describe(k) + ", v " + describe(v));
   if (options.softcap != 0 || options.alibiSlopes.defined() || options.documentIds.defined() ||
       options.prefixLengths.defined() || !options.variant.name.empty())
     fail("packed sequences take causal, scale and window only (no package combines them with "
          "another score or mask variant)");
-  if (options.window < -1)
-    fail("window must be -1 (none) or at least 0; got " + std::to_string(options.window));
-  checkCumulative(cuSeqlensQ, q.size(0), "cu_seqlens_q");
-  checkCumulative(cuSeqlensK, k.size(0), "cu_seqlens_k");
-  if (cuSeqlensQ.size(0) != cuSeqlensK.size(0))
-    fail("cu_seqlens_q and cu_seqlens_k must count the same sequences; got " +
-         describe(cuSeqlensQ) + " and " + describe(cuSeqlensK));
-  auto longs = torch::TensorOptions().dtype(torch::kLong).device(q.device());
-  torch::Tensor cuQ = cuSeqlensQ.to(longs), cuK = cuSeqlensK.to(longs);
-  // Queries: keys from the window's edge to the diagonal; keys: the mirror image.
-  int64_t window = options.window, causal = options.causal ? 0 : -1;
-  auto [keyLo, keyHi] = spans(cuQ, cuK, q.size(0), window, causal);
-  auto [queryLo, queryHi] = spans(cuK, cuQ, k.size(0), causal, window);
-  AttentionOptions packed;
-  packed.scale = options.scale;
-  packed.variant = {"varlen", {},
-                    torch::cat({keyLo, keyHi, queryLo, queryHi}).to(torch::kInt32).contiguous()};
-  // (total, heads, d) as a batch of one (1, heads, total, d): a view, no copy.
-  auto batchOfOne = [](const torch::Tensor &t) { return t.unsqueeze(0).transpose(1, 2); };
-  torch::Tensor out = flashAttention(batchOfOne(q), batchOfOne(k), batchOfOne(v), packed);
-  return out.squeeze(0).transpose(0, 1).contiguous();
+  return flashAttentionVarlen(q, k, v,
+                              packSequences(cuSeqlensQ, cuSeqlensK, options.causal, options.window),
+                              options.scale);
 }
 
 } // namespace tessel::ops

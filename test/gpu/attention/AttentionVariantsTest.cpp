@@ -336,13 +336,16 @@ TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
     ops::flashAttentionVarlen(packed, packed, packed, torch::tensor(cuQ, ints),
                               torch::tensor(cuK, ints), o);
   };
-  expectError([&] { varlen({0, 5, 16}, {0, 5, 15}); }, "cu_seqlens_k must run from 0 to 16");
+  expectError([&] { varlen({0, 5, 16}, {0, 5, 15}); }, "hold 16 query and 15 key tokens");
+  expectError([&] { varlen({1, 16}, {0, 16}); }, "cu_seqlens_q must start at 0");
   expectError([&] { varlen({0, 9, 5, 16}, {0, 5, 9, 16}); }, "cu_seqlens_q must not decrease");
   expectError([&] { varlen({0, 16}, {0, 5, 16}); }, "must count the same sequences");
   expectError([&] { varlen({0, 16}, {0, 16}, two); }, "packed sequences take causal, scale");
   expectError([&] { ops::flashAttentionVarlen(q, q, q, torch::tensor({0, 2}, ints),
                                               torch::tensor({0, 2}, ints)); },
               "must be 3-D (total tokens, heads, head_dim)");
+  expectError([&] { ops::flashAttentionVarlen(packed, packed, packed, ops::PackedSequences{}); },
+              "make them with packSequences");
   ops::AttentionOptions unknown;
   unknown.variant.name = "no_such_variant";
   expectError([&] { call(unknown); }, "no package flash_attention_no_such_variant_bf16");
