@@ -34,6 +34,12 @@ enum class ExprKind {
   Slice,     // ':' inside a subscript
   List,      // [a, b]                   (args)
   Tuple,     // (a, b) or a, b           (args)
+  // [e for x in xs if c]: args[0] the element, then its clauses, each a CompFor (args:
+  // target Name or Tuple of Names, the iterable) or a CompIf (args[0], the condition).
+  // Only @autotune's configs= takes one (its clauses are evaluated at compile time).
+  Comprehension,
+  CompFor,
+  CompIf,
 };
 
 enum class OpKind {
@@ -147,6 +153,9 @@ struct Param {
 struct AutotuneConfig {
   SourceRange range;
   std::vector<Keyword> values;
+  /// A generated config, `[config(...) for ... in ... if ...]`: its clauses (CompFor,
+  /// CompIf), expanded with the loop names bound when the configurations are resolved.
+  std::vector<ExprPtr> clauses;
 };
 
 struct Autotune {

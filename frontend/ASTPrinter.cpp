@@ -65,6 +65,9 @@ public:
     case ExprKind::Subscript: line(indent, "Subscript"); break;
     case ExprKind::List: line(indent, "List"); break;
     case ExprKind::Tuple: line(indent, "Tuple"); break;
+    case ExprKind::Comprehension: line(indent, "Comprehension"); break;
+    case ExprKind::CompFor: line(indent, "For (target, iterable)"); break;
+    case ExprKind::CompIf: line(indent, "If"); break;
     case ExprKind::Call:
       if (e.args[0]->kind == ExprKind::Name) {
         line(indent, "Call " + e.args[0]->name);
@@ -148,6 +151,8 @@ public:
         std::string text;
         for (const Keyword &kw : cfg.values)
           text += (text.empty() ? "" : ", ") + kw.name + "=" + exprToString(*kw.value);
+        for (const ExprPtr &clause : cfg.clauses)
+          text += " " + exprToString(*clause);
         line(2, "Config " + text);
       }
       if (fn.autotune->prune)
@@ -200,6 +205,17 @@ std::string exprToString(const Expr &e) {
   case ExprKind::Attribute: return exprToString(*e.args[0]) + "." + e.name;
   case ExprKind::Subscript: return exprToString(*e.args[0]) + "[" + joinArgs(e.args, 1) + "]";
   case ExprKind::List: return "[" + joinArgs(e.args, 0) + "]";
+  case ExprKind::Comprehension: {
+    std::string s = "[" + exprToString(*e.args[0]);
+    for (size_t i = 1; i < e.args.size(); ++i)
+      s += " " + exprToString(*e.args[i]);
+    return s + "]";
+  }
+  case ExprKind::CompFor:
+    return "for " + (e.args[0]->kind == ExprKind::Tuple ? joinArgs(e.args[0]->args, 0)
+                                                        : exprToString(*e.args[0])) +
+           " in " + exprToString(*e.args[1]);
+  case ExprKind::CompIf: return "if " + exprToString(*e.args[0]);
   case ExprKind::Tuple:
     return "(" + joinArgs(e.args, 0) + (e.args.size() == 1 ? ",)" : ")");
   case ExprKind::Call: {

@@ -2,6 +2,7 @@
 #include "frontend/Config.h"
 #include "package/ConfigLimits.h"
 
+#include <functional>
 #include <set>
 
 namespace tessel::frontend {
@@ -12,6 +13,117 @@ const ConstValue *Specialization::lookup(const std::string &name) const {
       return &value;
   return nullptr;
 }
+
+namespace {
+
+/// The names a generated config's loops bind.
+using Bindings = std::map<std::string, ConstValue>;
+using Lookup = std::function<std::optional<ConstValue>(const std::string &)>;
+
+/// More would be a typo, not a tuning space (each config is a compile).
+constexpr size_t kMaxGeneratedConfigs = 4096;
+
+/// What a comprehension's `for` runs over: a list or tuple of constants, or range(...).
+std::optional<std::vector<ConstValue>> loopValues(const ast::Expr &e, const Lookup &lookup,
+                                                  DiagnosticEngine &diags) {
+  std::vector<ConstValue> values;
+  if (e.kind == ast::ExprKind::List || e.kind == ast::ExprKind::Tuple) {
+    for (const ast::ExprPtr &item : e.args) {
+      auto v = evalConstExpr(*item, lookup, diags);
+      if (!v)
+        return std::nullopt;
+      values.push_back(*v);
+    }
+    return values;
+  }
+  if (e.kind == ast::ExprKind::Call && e.args[0]->kind == ast::ExprKind::Name &&
+      e.args[0]->name == "range" && e.args.size() >= 2 && e.args.size() <= 4 &&
+      e.keywords.empty()) {
+    std::vector<int64_t> bounds;
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      auto v = evalConstExpr(*e.args[i], lookup, diags);
+      if (!v)
+        return std::nullopt;
+      if (!v->isInt()) {
+        diags.error(e.args[i]->range, "range() takes integers; got " + v->toString());
+        return std::nullopt;
+      }
+      bounds.push_back(v->intValue);
+    }
+    int64_t start = bounds.size() > 1 ? bounds[0] : 0;
+    int64_t stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+    int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+    if (step == 0) {
+      diags.error(e.range, "range() step must not be zero");
+      return std::nullopt;
+    }
+    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+      if (values.size() == kMaxGeneratedConfigs) {
+        diags.error(e.range, "a config loop runs over more than " +
+                                 std::to_string(kMaxGeneratedConfigs) + " values");
+        return std::nullopt;
+      }
+      values.push_back(ConstValue::ofInt(i));
+      if (__builtin_add_overflow(i, step, &i))
+        break; // past any stop an int64 can name
+    }
+    return values;
+  }
+  diags.error(e.range, "a config loop runs over a list or tuple of constants or range(...)");
+  return std::nullopt;
+}
+
+/// Expands clauses[i..] of `cfg` (CompFor binds its names for each value, CompIf keeps the
+/// configs whose condition holds), appending each config with its bindings to `out`.
+bool expandLoops(const std::vector<ast::ExprPtr> &clauses, size_t i, Bindings &bound,
+                 const Lookup &constant, DiagnosticEngine &diags,
+                 std::vector<std::pair<const ast::AutotuneConfig *, Bindings>> &out,
+                 const ast::AutotuneConfig &cfg) {
+  if (i == clauses.size()) {
+    if (out.size() == kMaxGeneratedConfigs) {
+      diags.error(cfg.range, "@autotune generates more than " +
+                                 std::to_string(kMaxGeneratedConfigs) + " configs");
+      return false;
+    }
+    out.emplace_back(&cfg, bound);
+    return true;
+  }
+  Lookup lookup = [&](const std::string &name) -> std::optional<ConstValue> {
+    auto it = bound.find(name);
+    return it != bound.end() ? std::optional<ConstValue>(it->second) : constant(name);
+  };
+  const ast::Expr &clause = *clauses[i];
+  if (clause.kind == ast::ExprKind::CompIf) {
+    auto keep = evalConstExpr(*clause.args[0], lookup, diags);
+    if (!keep)
+      return false;
+    return !keep->truthy() || expandLoops(clauses, i + 1, bound, constant, diags, out, cfg);
+  }
+  const ast::Expr &target = *clause.args[0];
+  auto values = loopValues(*clause.args[1], lookup, diags);
+  if (!values)
+    return false;
+  std::vector<const ast::Expr *> names;
+  if (target.kind == ast::ExprKind::Tuple)
+    for (const ast::ExprPtr &n : target.args)
+      names.push_back(n.get());
+  else
+    names.push_back(&target);
+  if (names.size() > 1) {
+    diags.error(target.range, "a config loop binds one name (constants do not unpack)");
+    return false;
+  }
+  Bindings saved = bound;
+  for (const ConstValue &v : *values) {
+    bound[names[0]->name] = v;
+    if (!expandLoops(clauses, i + 1, bound, constant, diags, out, cfg))
+      return false;
+  }
+  bound = saved;
+  return true;
+}
+
+} // namespace
 
 std::optional<std::vector<Specialization>>
 resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
@@ -45,21 +157,30 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
 
   std::vector<Specialization> result;
   std::set<std::string> reportedMissing;
-  std::vector<const ast::AutotuneConfig *> configs;
-  if (kernel.autotune)
-    for (const ast::AutotuneConfig &c : kernel.autotune->configs)
-      configs.push_back(&c);
-  else
-    configs.push_back(nullptr);
+  // Each config with the loop names its comprehension binds (none for a written one).
+  std::vector<std::pair<const ast::AutotuneConfig *, Bindings>> configs;
+  if (kernel.autotune) {
+    for (const ast::AutotuneConfig &c : kernel.autotune->configs) {
+      Bindings bound;
+      if (!expandLoops(c.clauses, 0, bound, constant, diags, configs, c))
+        return std::nullopt;
+    }
+  } else {
+    configs.emplace_back(nullptr, Bindings{});
+  }
 
-  for (const ast::AutotuneConfig *cfg : configs) {
+  for (const auto &[cfg, bound] : configs) {
     Specialization spec;
     spec.numWarps = defaultNumWarps;
     ConstexprValues values;
     SourceRange where = cfg ? cfg->range : kernel.nameRange;
+    auto lookup = [&](const std::string &name) -> std::optional<ConstValue> {
+      auto it = bound.find(name);
+      return it != bound.end() ? std::optional<ConstValue>(it->second) : constant(name);
+    };
     if (cfg) {
       for (const ast::Keyword &kw : cfg->values) {
-        auto v = evalConstExpr(*kw.value, constant, diags);
+        auto v = evalConstExpr(*kw.value, lookup, diags);
         if (!v)
           continue;
         if (kw.name == "num_warps" || kw.name == "num_stages") {

@@ -41,6 +41,10 @@ GenValue Generator::genExpr(const ast::Expr &expr) {
     return GenValue::ofTuple(std::move(elems));
   }
   case ExprKind::Slice: return error(expr.range, "':' is only allowed inside an index");
+  case ExprKind::Comprehension:
+  case ExprKind::CompFor:
+  case ExprKind::CompIf:
+    return error(expr.range, "a list comprehension is only allowed in @autotune(configs=...)");
   }
   return GenValue::poison();
 }

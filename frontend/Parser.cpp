@@ -129,6 +129,7 @@ private:
   ExprPtr parsePower();
   ExprPtr parsePostfix();
   ExprPtr parseAtom();
+  ExprPtr parseComprehension(SourceRange open, ExprPtr element);
   bool parseCallArgs(Expr &call);
   bool parseSubscripts(Expr &sub);
 
@@ -467,18 +468,39 @@ bool Parser::parseAutotune(Function &fn, Expr &call) {
   for (Keyword &kw : call.keywords) {
     if (kw.name == "configs") {
       sawConfigs = true;
-      if (kw.value->kind != ExprKind::List && kw.value->kind != ExprKind::Tuple)
-        return errorAt(kw.value->range, "configs= must be a list of config(...)");
-      for (ExprPtr &c : kw.value->args) {
-        if (c->kind != ExprKind::Call || c->args[0]->kind != ExprKind::Name ||
-            c->args[0]->name != "config")
-          return errorAt(c->range, "expected config(NAME=value, ...)");
-        if (c->args.size() > 1)
-          return errorAt(c->args[1]->range, "config(...) takes keyword arguments only");
-        AutotuneConfig cfg;
-        cfg.range = c->range;
-        cfg.values = std::move(c->keywords);
-        at->configs.push_back(std::move(cfg));
+      // Lists of config(...) calls and comprehensions of one, joined with '+'.
+      std::vector<ExprPtr *> lists;
+      std::function<bool(ExprPtr &)> collect = [&](ExprPtr &e) {
+        if (e->kind == ExprKind::Binary && e->op == OpKind::Add)
+          return collect(e->args[0]) && collect(e->args[1]);
+        if (e->kind != ExprKind::List && e->kind != ExprKind::Tuple &&
+            e->kind != ExprKind::Comprehension)
+          return errorAt(e->range, "configs= must be a list of config(...), a comprehension "
+                                   "[config(...) for ...], or lists of them joined with '+'");
+        lists.push_back(&e);
+        return true;
+      };
+      if (!collect(kw.value))
+        return false;
+      for (ExprPtr *list : lists) {
+        bool generated = (*list)->kind == ExprKind::Comprehension;
+        // A comprehension's element is args[0] (its clauses follow); a list's are all args.
+        size_t count = generated ? 1 : (*list)->args.size();
+        for (size_t i = 0; i < count; ++i) {
+          ExprPtr &c = (*list)->args[i];
+          if (c->kind != ExprKind::Call || c->args[0]->kind != ExprKind::Name ||
+              c->args[0]->name != "config")
+            return errorAt(c->range, "expected config(NAME=value, ...)");
+          if (c->args.size() > 1)
+            return errorAt(c->args[1]->range, "config(...) takes keyword arguments only");
+          AutotuneConfig cfg;
+          cfg.range = c->range;
+          cfg.values = std::move(c->keywords);
+          if (generated)
+            for (size_t j = 1; j < (*list)->args.size(); ++j)
+              cfg.clauses.push_back(std::move((*list)->args[j]));
+          at->configs.push_back(std::move(cfg));
+        }
       }
       if (at->configs.empty())
         return errorAt(kw.value->range, "configs= needs at least one config(...)");
@@ -1061,6 +1083,58 @@ bool Parser::parseSubscripts(Expr &sub) {
   return expect(TokenKind::RBracket, "']'");
 }
 
+// '[' element ('for' targets 'in' or_test ('if' or_test)*)+ ']', the '[' and the element
+// already read (Python's list comprehension).
+ExprPtr Parser::parseComprehension(SourceRange open, ExprPtr element) {
+  std::vector<ExprPtr> parts;
+  parts.push_back(std::move(element));
+  while (is(TokenKind::KwFor)) {
+    SourceRange at = tok().range;
+    // Each clause is a level of expansion: bound them as the expression depth is bounded.
+    if (parts.size() > limits_.maxExprDepth) {
+      error("a comprehension with more than " + std::to_string(limits_.maxExprDepth) +
+            " clauses");
+      return nullptr;
+    }
+    consume();
+    std::vector<ExprPtr> names;
+    do {
+      if (!is(TokenKind::Name)) {
+        error("expected a name after 'for', found " + describe(tok()));
+        return nullptr;
+      }
+      names.push_back(makeNode(ExprKind::Name, tok().range, {}));
+      names.back()->name = std::string(tok().text);
+      consume();
+    } while (accept(TokenKind::Comma));
+    SourceRange targets = join(names.front()->range, prevRange());
+    ExprPtr target = names.size() == 1 ? std::move(names.front())
+                                       : makeNode(ExprKind::Tuple, targets, std::move(names));
+    if (!expect(TokenKind::KwIn, "'in'"))
+      return nullptr;
+    ExprPtr iterable = parseOr();
+    if (!iterable)
+      return nullptr;
+    std::vector<ExprPtr> loop;
+    loop.push_back(std::move(target));
+    loop.push_back(std::move(iterable));
+    parts.push_back(makeNode(ExprKind::CompFor, join(at, prevRange()), std::move(loop)));
+    while (is(TokenKind::KwIf) && parts.size() <= limits_.maxExprDepth) {
+      SourceRange ifAt = tok().range;
+      consume();
+      ExprPtr condition = parseOr();
+      if (!condition)
+        return nullptr;
+      std::vector<ExprPtr> cond;
+      cond.push_back(std::move(condition));
+      parts.push_back(makeNode(ExprKind::CompIf, join(ifAt, prevRange()), std::move(cond)));
+    }
+  }
+  if (!expect(TokenKind::RBracket, "']' to close the list"))
+    return nullptr;
+  return makeNode(ExprKind::Comprehension, join(open, prevRange()), std::move(parts));
+}
+
 ExprPtr Parser::parseAtom() {
   const Token &t = tok();
   SourceRange range = t.range;
@@ -1143,6 +1217,8 @@ ExprPtr Parser::parseAtom() {
       if (!e)
         return nullptr;
       elems.push_back(std::move(e));
+      if (elems.size() == 1 && is(TokenKind::KwFor))
+        return parseComprehension(range, std::move(elems.front()));
       if (!accept(TokenKind::Comma))
         break;
     }
