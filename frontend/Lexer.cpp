@@ -129,7 +129,7 @@ private:
     tokens_.push_back(Token{kind, SourceRange(begin, here()), std::move(text)});
   }
   void handleLineStart();
-  bool nextLineStartsStatement() const;
+  bool nextLineStartsStatement(bool inList) const;
   void lexToken();
   void lexNumber(SourceLoc begin);
   void lexString(SourceLoc begin);
@@ -144,6 +144,8 @@ private:
   uint32_t line_ = 1;
   size_t lineStart_ = 0;
   int depth_ = 0;
+  /// The open brackets, innermost last ('(' or '['), as many as depth_.
+  std::string open_;
   bool atLineStart_ = true;
 };
 
@@ -166,7 +168,7 @@ std::vector<Token> Lexer::run() {
   return std::move(tokens_);
 }
 
-bool Lexer::nextLineStartsStatement() const {
+bool Lexer::nextLineStartsStatement(bool inList) const {
   size_t p = pos_;
   while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t'))
     ++p;
@@ -176,8 +178,9 @@ bool Lexer::nextLineStartsStatement() const {
   while (end < text_.size() && isIdentChar(text_[end]))
     ++end;
   std::string word = text_.substr(p, end - p);
+  // Inside '[', a line may go on with a comprehension's `for` clause.
   return word == "def" || word == "return" || word == "pass" || word == "elif" ||
-         word == "for" || word == "import";
+         (word == "for" && !inList) || word == "import";
 }
 
 // Measures the indentation of a new line, skipping blank and comment-only
@@ -232,8 +235,8 @@ void Lexer::lexToken() {
     advance();
     // Recovery from an unclosed bracket: a line that can only start a
     // statement ends the bracketed expression (the parser reports the ')').
-    if (depth_ > 0 && nextLineStartsStatement())
-      depth_ = 0;
+    if (depth_ > 0 && nextLineStartsStatement(open_.back() == '['))
+      depth_ = 0, open_.clear();
     if (depth_ == 0) {
       tokens_.push_back(Token{TokenKind::Newline, SourceRange(begin, begin), {}});
       atLineStart_ = true;
@@ -400,11 +403,14 @@ void Lexer::lexOperator(SourceLoc begin) {
       continue;
     for (size_t i = 0; i < len; ++i)
       advance();
-    if (op.kind == TokenKind::LParen || op.kind == TokenKind::LBracket)
+    if (op.kind == TokenKind::LParen || op.kind == TokenKind::LBracket) {
       ++depth_;
-    else if ((op.kind == TokenKind::RParen || op.kind == TokenKind::RBracket) &&
-             depth_ > 0)
+      open_ += op.kind == TokenKind::LParen ? '(' : '[';
+    } else if ((op.kind == TokenKind::RParen || op.kind == TokenKind::RBracket) &&
+               depth_ > 0) {
       --depth_;
+      open_.pop_back();
+    }
     push(op.kind, begin);
     return;
   }
