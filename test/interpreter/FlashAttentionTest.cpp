@@ -245,15 +245,24 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   }
 }
 
-class FlashAttentionTest : public ::testing::TestWithParam<const char *> {};
+class FlashAttentionTest : public ::testing::TestWithParam<const char *> {
+protected:
+  /// The parameter as a dtype ("f32ieee": f32 with exact products) and its tolerance: bf16
+  /// rounds P to 8 bits before P V; f16 and tf32 to 11.
+  struct Precision {
+    std::string dt;
+    bool ieee;
+    double tol;
+  };
+  Precision precision() const {
+    std::string dt = GetParam();
+    bool ieee = dt == "f32ieee";
+    return {ieee ? "f32" : dt, ieee, dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3};
+  }
+};
 
 TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
-  std::string dt = GetParam();
-  bool ieee = dt == "f32ieee";
-  if (ieee)
-    dt = "f32";
-  // bf16 rounds P to 8 bits before P V; f16 and tf32 to 11.
-  double tol = dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3;
+  auto [dt, ieee, tol] = precision();
   const Case cases[] = {
       {1, 1, 1, 1, 16, true, 16, 16},   {2, 3, 37, 37, 16, false, 16, 16},
       {2, 3, 37, 37, 16, true, 16, 16}, {1, 2, 29, 45, 32, true, 32, 16},
@@ -272,11 +281,7 @@ TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
 // Each example of examples/attention/ against its function written in C++, on ragged shapes,
 // grouped-query heads and a padded head dim among them.
 TEST_P(FlashAttentionTest, ScoreAndMaskFunctionsMatchDouble) {
-  std::string dt = GetParam();
-  bool ieee = dt == "f32ieee";
-  if (ieee)
-    dt = "f32";
-  double tol = dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3;
+  auto [dt, ieee, tol] = precision();
   std::vector<Variant> variants(6);
   Variant &softcap = variants[0], &alibi = variants[1], &document = variants[2];
   Variant &prefix = variants[3], &window = variants[4], &causal = variants[5];
@@ -369,11 +374,7 @@ Variant packedSequences(std::vector<int> cuQ, std::vector<int> cuK, bool causal,
 // Sequences packed with query and key lengths that differ (an empty one among them, and one
 // whose first queries see no key under the causal mask), across tile edges.
 TEST_P(FlashAttentionTest, PackedSequencesMatchDouble) {
-  std::string dt = GetParam();
-  bool ieee = dt == "f32ieee";
-  if (ieee)
-    dt = "f32";
-  double tol = dt == "bf16" ? 3e-2 : ieee ? 1e-4 : 6e-3;
+  auto [dt, ieee, tol] = precision();
   std::vector<int> cuQ = {0, 3, 20, 20, 45}, cuK = {0, 10, 15, 30, 37};
   for (auto [causal, window] : {std::pair{true, -1}, std::pair{false, -1}, std::pair{true, 4}})
     checkCase(dt, ieee, tol, {1, 4, 45, 37, 16, false, 16, 16, 2},
