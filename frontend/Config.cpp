@@ -169,7 +169,9 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
     configs.emplace_back(nullptr, Bindings{});
   }
 
-  for (const auto &[cfg, bound] : configs) {
+  for (const auto &generated : configs) {
+    const ast::AutotuneConfig *cfg = generated.first;
+    const Bindings &bound = generated.second;
     Specialization spec;
     spec.numWarps = defaultNumWarps;
     ConstexprValues values;
