@@ -19,7 +19,7 @@
 // builds flash_attention_{bf16,f16}[_causal]_sm90a.tslpkg, wgmma where the tiles allow).
 // Score and mask variants (soft-capping, ALiBi, document masks, prefix-LM, ...) run the
 // packages compiled from examples/attention/<variant>.tsl, which import the kernels and set
-// their score or mask function: flash_attention_<variant>_bf16[_causal]_sm90a.tslpkg
+// their score or mask function: flash_attention_<variant>_{bf16,f16}[_causal]_sm90a.tslpkg
 // (`ninja tessel-attention-variants`).
 //
 //===----------------------------------------------------------------------===//

@@ -4,8 +4,8 @@
 // prefix-LM, a two-sided sliding window, causal as mask functions and packed sequences)
 // through tessel::ops::flashAttention (flashAttentionVarlen) against the same function written with torch ops, in float64,
 // by FlashAttention's rule (Tessel's largest error in the output and dq, dk, dv at most
-// twice naive attention's in bf16, plus a small floor); ragged lengths and grouped-query
-// heads; and the op's errors for what it cannot serve. bf16 on sm_90a (the variants'
+// twice naive attention's in the same dtype, plus a small floor); ragged lengths and grouped-query
+// heads; and the op's errors for what it cannot serve. bf16 and f16 on sm_90a (the variants'
 // packages); skipped without a GPU or without those packages.
 //
 //===----------------------------------------------------------------------===//
@@ -31,21 +31,24 @@ namespace {
 
 bool haveGpu() { return torch::cuda::is_available() && Driver::isAvailable(); }
 
-/// Skips unless there is a GPU and the variant's package for it was built.
+/// Skips unless there is a GPU and the variant's package for the test's dtype was built.
 #define SKIP_WITHOUT(variant, causal)                                                              \
   if (!haveGpu())                                                                                  \
     GTEST_SKIP() << "no GPU";                                                                      \
-  if (!packageBuilt(variant, causal))                                                              \
+  if (!packageBuilt(variant, causal, GetParam()))                                                  \
   GTEST_SKIP() << "no " << variant << " package (ninja tessel-attention-variants)"
 
-bool packageBuilt(const std::string &variant, bool causal) {
+bool packageBuilt(const std::string &variant, bool causal, torch::ScalarType dtype) {
   std::string dir = ops::flashAttentionOptions().packageDir;
   if (dir.empty())
     dir = TESSEL_KERNEL_PACKAGE_DIR;
-  return std::ifstream(dir + "/" + ops::flashAttentionPackage(torch::kBFloat16, causal, 0, variant) +
+  return std::ifstream(dir + "/" + ops::flashAttentionPackage(dtype, causal, 0, variant) +
                        ".tslpkg")
       .good();
 }
+
+/// Each variant in bf16 and f16 (the packages of both).
+class AttentionVariants : public ::testing::TestWithParam<torch::ScalarType> {};
 
 /// The variant in torch ops: scaled scores [B, H, Lq, Lk] -> modified scores, -inf where the
 /// variant masks them.
@@ -77,15 +80,15 @@ Result run(const std::function<torch::Tensor(torch::Tensor, torch::Tensor, torch
 
 /// Tessel with `options` against `scores` applied to naive attention (causal on top when
 /// options.causal), float64 the reference and bf16 the naive error's measure.
-void checkVariant(const std::string &label, int64_t batch, int64_t heads, int64_t kvHeads,
-                  int64_t seq, int64_t d, const ops::AttentionOptions &options,
-                  const ScoreFn &scores) {
+void checkVariant(torch::ScalarType dtype, const std::string &label, int64_t batch,
+                  int64_t heads, int64_t kvHeads, int64_t seq, int64_t d,
+                  const ops::AttentionOptions &options, const ScoreFn &scores) {
   SCOPED_TRACE(label + " batch " + std::to_string(batch) + " heads " + std::to_string(heads) +
                "/" + std::to_string(kvHeads) + " seq " + std::to_string(seq) + " d " +
                std::to_string(d) + (options.causal ? " causal" : ""));
   auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
   auto rounded = [&](std::vector<int64_t> shape) {
-    return torch::randn(shape, f64).to(torch::kBFloat16).to(torch::kFloat64);
+    return torch::randn(shape, f64).to(dtype).to(torch::kFloat64);
   };
   torch::Tensor q = rounded({batch, heads, seq, d}), k = rounded({batch, kvHeads, seq, d});
   torch::Tensor v = rounded({batch, kvHeads, seq, d}), dout = rounded({batch, heads, seq, d});
@@ -105,8 +108,8 @@ void checkVariant(const std::string &label, int64_t batch, int64_t heads, int64_
     return ops::flashAttention(a, b, c, opts);
   };
   Result ref = run(naive, q, k, v, dout, torch::kFloat64);
-  Result base = run(naive, q, k, v, dout, torch::kBFloat16);
-  Result got = run(tessel, q, k, v, dout, torch::kBFloat16);
+  Result base = run(naive, q, k, v, dout, dtype);
+  Result got = run(tessel, q, k, v, dout, dtype);
   auto check = [&](const char *what, const torch::Tensor &x, const torch::Tensor &b,
                    const torch::Tensor &r) {
     auto err = [&](const torch::Tensor &t) {
@@ -124,25 +127,26 @@ void checkVariant(const std::string &label, int64_t batch, int64_t heads, int64_
 }
 
 /// Every shape a variant runs on: ragged lengths, grouped-query heads, d 64 and 128.
-void checkShapes(const std::string &label, const ops::AttentionOptions &options,
+void checkShapes(torch::ScalarType dtype, const std::string &label,
+                 const ops::AttentionOptions &options,
                  const std::function<ScoreFn(int64_t batch, int64_t heads, int64_t seq)> &make) {
   for (auto [batch, heads, kvHeads, seq, d] :
        {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{2, 4, 2, 1000, 64},
         {1, 3, 3, 333, 128}, {2, 2, 1, 130, 64}})
-    checkVariant(label, batch, heads, kvHeads, seq, d, options, make(batch, heads, seq));
+    checkVariant(dtype, label, batch, heads, kvHeads, seq, d, options, make(batch, heads, seq));
 }
 
-TEST(AttentionVariants, SoftCapping) {
+TEST_P(AttentionVariants, SoftCapping) {
   SKIP_WITHOUT("softcap", true);
   torch::manual_seed(10);
   ops::AttentionOptions options;
   options.causal = true, options.softcap = 1.5; // scaled scores ~ N(0, 1): the cap bends them
-  checkShapes("softcap", options, [](int64_t, int64_t, int64_t) {
+  checkShapes(GetParam(), "softcap", options, [](int64_t, int64_t, int64_t) {
     return [](const torch::Tensor &s) { return 1.5 * torch::tanh(s / 1.5); };
   });
 }
 
-TEST(AttentionVariants, Alibi) {
+TEST_P(AttentionVariants, Alibi) {
   SKIP_WITHOUT("alibi", true);
   torch::manual_seed(11);
   for (int64_t heads : {4, 3, 2}) {
@@ -155,13 +159,13 @@ TEST(AttentionVariants, Alibi) {
                                           {1, heads, 333, 128}}) {
       auto [i, j] = positions(seq, seq);
       torch::Tensor bias = slopes.to(torch::kFloat64).view({heads, 1, 1}) * (j - i).to(torch::kFloat64);
-      checkVariant("alibi", batch, heads, kvHeads, seq, d, options,
+      checkVariant(GetParam(), "alibi", batch, heads, kvHeads, seq, d, options,
                    [bias](const torch::Tensor &s) { return s + bias.to(s.scalar_type()); });
     }
   }
 }
 
-TEST(AttentionVariants, DocumentMasking) {
+TEST_P(AttentionVariants, DocumentMasking) {
   SKIP_WITHOUT("document", true);
   torch::manual_seed(12);
   // Documents of random lengths (a boundary after about one token in `length`), packed;
@@ -177,18 +181,18 @@ TEST(AttentionVariants, DocumentMasking) {
     ops::AttentionOptions options;
     options.causal = true, options.documentIds = ids;
     torch::Tensor same = ids.unsqueeze(2) == ids.unsqueeze(1); // [batch, seq, seq]
-    checkVariant("document", batch, heads, kvHeads, seq, d, options,
+    checkVariant(GetParam(), "document", batch, heads, kvHeads, seq, d, options,
                  [same](const torch::Tensor &s) {
                    return s.masked_fill(same.unsqueeze(1).logical_not(), -INFINITY);
                  });
   }
 }
 
-TEST(AttentionVariants, PrefixLM) {
+TEST_P(AttentionVariants, PrefixLM) {
   SKIP_WITHOUT("prefix_lm", false);
   torch::manual_seed(13);
   ops::AttentionOptions options;
-  checkShapes("prefix_lm", options, [&options](int64_t batch, int64_t, int64_t seq) {
+  checkShapes(GetParam(), "prefix_lm", options, [&options](int64_t batch, int64_t, int64_t seq) {
     auto longs = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
     torch::Tensor prefix = torch::randint(0, seq + 1, {batch}, longs);
     options.prefixLengths = prefix;
@@ -200,21 +204,21 @@ TEST(AttentionVariants, PrefixLM) {
   });
 }
 
-TEST(AttentionVariants, MaskFunctionsWithTheirOwnData) {
+TEST_P(AttentionVariants, MaskFunctionsWithTheirOwnData) {
   SKIP_WITHOUT("sliding_window", false);
   torch::manual_seed(14);
   auto ints = torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA);
   ops::AttentionOptions window;
   window.variant = {"sliding_window", {}, torch::tensor({100, 7}, ints)};
-  checkShapes("sliding_window", window, [](int64_t, int64_t, int64_t seq) {
+  checkShapes(GetParam(), "sliding_window", window, [](int64_t, int64_t, int64_t seq) {
     auto [i, j] = positions(seq, seq);
     torch::Tensor keep = (j >= i - 100) & (j <= i + 7);
     return [keep](const torch::Tensor &s) { return s.masked_fill(keep.logical_not(), -INFINITY); };
   });
-  if (packageBuilt("causal", false)) {
+  if (packageBuilt("causal", false, GetParam())) {
     ops::AttentionOptions causal;
     causal.variant.name = "causal";
-    checkShapes("causal", causal, [](int64_t, int64_t, int64_t seq) {
+    checkShapes(GetParam(), "causal", causal, [](int64_t, int64_t, int64_t seq) {
       auto [i, j] = positions(seq, seq);
       torch::Tensor keep = j <= i;
       return [keep](const torch::Tensor &s) { return s.masked_fill(keep.logical_not(), -INFINITY); };
@@ -224,8 +228,9 @@ TEST(AttentionVariants, MaskFunctionsWithTheirOwnData) {
 
 /// Packed sequences at lengths cuQ / cuK (FlashAttention's varlen) against naive attention
 /// over the packed tokens with the mask written out per sequence.
-void checkPacked(const std::vector<int64_t> &cuQ, const std::vector<int64_t> &cuK, int64_t heads,
-                 int64_t kvHeads, int64_t d, bool causal, int64_t window) {
+void checkPacked(torch::ScalarType dtype, const std::vector<int64_t> &cuQ,
+                 const std::vector<int64_t> &cuK, int64_t heads, int64_t kvHeads, int64_t d,
+                 bool causal, int64_t window) {
   SCOPED_TRACE("packed " + std::to_string(cuQ.size() - 1) + " sequences, " +
                std::to_string(cuQ.back()) + " x " + std::to_string(cuK.back()) + " tokens, heads " +
                std::to_string(heads) + "/" + std::to_string(kvHeads) + " d " + std::to_string(d) +
@@ -233,7 +238,7 @@ void checkPacked(const std::vector<int64_t> &cuQ, const std::vector<int64_t> &cu
   int64_t tq = cuQ.back(), tk = cuK.back();
   auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
   auto rounded = [&](std::vector<int64_t> shape) {
-    return torch::randn(shape, f64).to(torch::kBFloat16).to(torch::kFloat64);
+    return torch::randn(shape, f64).to(dtype).to(torch::kFloat64);
   };
   torch::Tensor q = rounded({tq, heads, d}), k = rounded({tk, kvHeads, d});
   torch::Tensor v = rounded({tk, kvHeads, d}), dout = rounded({tq, heads, d});
@@ -266,8 +271,8 @@ void checkPacked(const std::vector<int64_t> &cuQ, const std::vector<int64_t> &cu
                                      options);
   };
   Result ref = run(naive, q, k, v, dout, torch::kFloat64);
-  Result base = run(naive, q, k, v, dout, torch::kBFloat16);
-  Result got = run(tessel, q, k, v, dout, torch::kBFloat16);
+  Result base = run(naive, q, k, v, dout, dtype);
+  Result got = run(tessel, q, k, v, dout, dtype);
   for (auto [what, x, b, r] : {std::tuple{"output", got.out, base.out, ref.out},
                                {"dq", got.dq, base.dq, ref.dq}, {"dk", got.dk, base.dk, ref.dk},
                                {"dv", got.dv, base.dv, ref.dv}}) {
@@ -288,25 +293,31 @@ std::vector<int64_t> randomCumulative(int64_t count, int64_t mean) {
   return cu;
 }
 
-TEST(AttentionVariants, PackedSequences) {
+TEST_P(AttentionVariants, PackedSequences) {
   SKIP_WITHOUT("varlen", false);
   torch::manual_seed(15);
   // Self-attention over packed documents (equal q and k lengths, one of length 0 among them).
   std::vector<int64_t> docs = {0, 300, 300, 301, 1000, 1130};
-  checkPacked(docs, docs, 4, 2, 64, true, -1);
-  checkPacked(docs, docs, 3, 3, 128, false, -1);
-  checkPacked(docs, docs, 2, 1, 64, true, 100);
+  checkPacked(GetParam(), docs, docs, 4, 2, 64, true, -1);
+  checkPacked(GetParam(), docs, docs, 3, 3, 128, false, -1);
+  checkPacked(GetParam(), docs, docs, 2, 1, 64, true, 100);
   // Lengths that differ between queries and keys (the diagonal bottom-right in each), random.
   for (int round = 0; round < 2; ++round) {
     std::vector<int64_t> cuQ = randomCumulative(5, 150), cuK = randomCumulative(5, 200);
-    checkPacked(cuQ, cuK, 4, 2, round ? 128 : 64, true, round ? 64 : -1);
-    checkPacked(cuQ, cuK, 2, 2, 80, false, -1);
+    checkPacked(GetParam(), cuQ, cuK, 4, 2, round ? 128 : 64, true, round ? 64 : -1);
+    checkPacked(GetParam(), cuQ, cuK, 2, 2, 80, false, -1);
   }
 }
 
 using tessel::test::expectError;
 
-TEST(AttentionVariants, WhatTheOpCannotServeGetsAClearError) {
+INSTANTIATE_TEST_SUITE_P(DTypes, AttentionVariants,
+                         ::testing::Values(torch::kBFloat16, torch::kHalf),
+                         [](const ::testing::TestParamInfo<torch::ScalarType> &info) {
+                           return std::string(info.param == torch::kHalf ? "f16" : "bf16");
+                         });
+
+TEST(AttentionVariantErrors, WhatTheOpCannotServeGetsAClearError) {
   if (!haveGpu())
     GTEST_SKIP() << "no GPU";
   auto cuda = torch::TensorOptions().dtype(torch::kBFloat16).device(torch::kCUDA);
