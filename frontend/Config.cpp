@@ -22,6 +22,8 @@ using Lookup = std::function<std::optional<ConstValue>(const std::string &)>;
 
 /// More would be a typo, not a tuning space (each config is a compile).
 constexpr size_t kMaxGeneratedConfigs = 4096;
+/// Loop iterations, kept or filtered out, a comprehension may take (`if` filters cost too).
+constexpr size_t kMaxExpansionSteps = 1 << 20;
 
 /// What a comprehension's `for` runs over: a list or tuple of constants, or range(...).
 std::optional<std::vector<ConstValue>> loopValues(const ast::Expr &e, const Lookup &lookup,
@@ -78,7 +80,12 @@ std::optional<std::vector<ConstValue>> loopValues(const ast::Expr &e, const Look
 bool expandLoops(const std::vector<ast::ExprPtr> &clauses, size_t i, Bindings &bound,
                  const Lookup &constant, DiagnosticEngine &diags,
                  std::vector<std::pair<const ast::AutotuneConfig *, Bindings>> &out,
-                 const ast::AutotuneConfig &cfg) {
+                 const ast::AutotuneConfig &cfg, size_t &steps) {
+  if (++steps > kMaxExpansionSteps) {
+    diags.error(cfg.range, "@autotune's comprehension takes more than " +
+                               std::to_string(kMaxExpansionSteps) + " steps to expand");
+    return false;
+  }
   if (i == clauses.size()) {
     if (out.size() == kMaxGeneratedConfigs) {
       diags.error(cfg.range, "@autotune generates more than " +
@@ -97,7 +104,8 @@ bool expandLoops(const std::vector<ast::ExprPtr> &clauses, size_t i, Bindings &b
     auto keep = evalConstExpr(*clause.args[0], lookup, diags);
     if (!keep)
       return false;
-    return !keep->truthy() || expandLoops(clauses, i + 1, bound, constant, diags, out, cfg);
+    return !keep->truthy() ||
+           expandLoops(clauses, i + 1, bound, constant, diags, out, cfg, steps);
   }
   const ast::Expr &target = *clause.args[0];
   auto values = loopValues(*clause.args[1], lookup, diags);
@@ -116,7 +124,7 @@ bool expandLoops(const std::vector<ast::ExprPtr> &clauses, size_t i, Bindings &b
   Bindings saved = bound;
   for (const ConstValue &v : *values) {
     bound[names[0]->name] = v;
-    if (!expandLoops(clauses, i + 1, bound, constant, diags, out, cfg))
+    if (!expandLoops(clauses, i + 1, bound, constant, diags, out, cfg, steps))
       return false;
   }
   bound = saved;
@@ -160,10 +168,16 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
   // Each config with the loop names its comprehension binds (none for a written one).
   std::vector<std::pair<const ast::AutotuneConfig *, Bindings>> configs;
   if (kernel.autotune) {
+    size_t steps = 0;
     for (const ast::AutotuneConfig &c : kernel.autotune->configs) {
       Bindings bound;
-      if (!expandLoops(c.clauses, 0, bound, constant, diags, configs, c))
+      if (!expandLoops(c.clauses, 0, bound, constant, diags, configs, c, steps))
         return std::nullopt;
+    }
+    if (configs.empty()) {
+      diags.error(kernel.autotune->range, "@autotune's configs expand to no configuration "
+                                          "(every comprehension's loops or conditions are empty)");
+      return std::nullopt;
     }
   } else {
     configs.emplace_back(nullptr, Bindings{});
@@ -214,6 +228,9 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
         }
         values.emplace_back(kw.name, *v);
       }
+      // A generated config's mistake repeats in every expansion: report it once.
+      if (!cfg->clauses.empty() && diags.errorCount() != errorsBefore)
+        return std::nullopt;
     }
     for (const auto &[name, value] : overrides) {
       const ast::Param *p = kernel.param(name);

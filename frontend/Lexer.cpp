@@ -178,9 +178,18 @@ bool Lexer::nextLineStartsStatement(bool inList) const {
   while (end < text_.size() && isIdentChar(text_[end]))
     ++end;
   std::string word = text_.substr(p, end - p);
-  // Inside '[', a line may go on with a comprehension's `for` clause.
+  if (word == "for" && inList) {
+    // Inside '[', a line may go on with a comprehension's `for` clause; a `for` statement's
+    // line ends with ':' (before any comment).
+    size_t lineEnd = text_.find('\n', end);
+    std::string rest = text_.substr(end, lineEnd == std::string::npos ? std::string::npos
+                                                                       : lineEnd - end);
+    rest = rest.substr(0, rest.find('#'));
+    size_t last = rest.find_last_not_of(" \t\r");
+    return last != std::string::npos && rest[last] == ':';
+  }
   return word == "def" || word == "return" || word == "pass" || word == "elif" ||
-         (word == "for" && !inList) || word == "import";
+         word == "for" || word == "import";
 }
 
 // Measures the indentation of a new line, skipping blank and comment-only

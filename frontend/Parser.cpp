@@ -1118,7 +1118,10 @@ ExprPtr Parser::parseComprehension(SourceRange open, ExprPtr element) {
     std::vector<ExprPtr> loop;
     loop.push_back(std::move(target));
     loop.push_back(std::move(iterable));
-    parts.push_back(makeNode(ExprKind::CompFor, join(at, prevRange()), std::move(loop)));
+    ExprPtr clause = makeNode(ExprKind::CompFor, join(at, prevRange()), std::move(loop));
+    if (!clause) // too deep (reported)
+      return nullptr;
+    parts.push_back(std::move(clause));
     while (is(TokenKind::KwIf) && parts.size() <= limits_.maxExprDepth) {
       SourceRange ifAt = tok().range;
       consume();
@@ -1127,7 +1130,10 @@ ExprPtr Parser::parseComprehension(SourceRange open, ExprPtr element) {
         return nullptr;
       std::vector<ExprPtr> cond;
       cond.push_back(std::move(condition));
-      parts.push_back(makeNode(ExprKind::CompIf, join(ifAt, prevRange()), std::move(cond)));
+      ExprPtr test = makeNode(ExprKind::CompIf, join(ifAt, prevRange()), std::move(cond));
+      if (!test)
+        return nullptr;
+      parts.push_back(std::move(test));
     }
   }
   if (!expect(TokenKind::RBracket, "']' to close the list"))

@@ -102,8 +102,9 @@ torch::Tensor flashAttention(const torch::Tensor &q, const torch::Tensor &k,
 /// only its own sequence's keys; causal aligns each sequence's diagonal bottom-right, as
 /// FlashAttention-2; window as AttentionOptions::window, per sequence. Made once per batch
 /// and shared by every layer's call (as FlexAttention's BlockMask): packSequences checks the
-/// lengths (one read to the host) and computes, on the device, each query's key span and
-/// each key's query span, which examples/attention/varlen.tsl reads.
+/// lengths (one read to the host) and computes, on the lengths' device (give them on the
+/// GPU), each query's key span and each key's query span, which examples/attention/varlen.tsl
+/// reads.
 struct PackedSequences {
   torch::Tensor cuSeqlensQ, cuSeqlensK; ///< int64 on the device
   int64_t totalQ = 0, totalK = 0;       ///< tokens: the last entries

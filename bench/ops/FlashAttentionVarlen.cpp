@@ -12,6 +12,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 
 namespace tessel::ops {
@@ -67,6 +68,8 @@ PackedSequences packSequences(const torch::Tensor &cuSeqlensQ, const torch::Tens
   if (cuSeqlensQ.size(0) != cuSeqlensK.size(0))
     fail("cu_seqlens_q and cu_seqlens_k must count the same sequences; got " +
          describe(cuSeqlensQ) + " and " + describe(cuSeqlensK));
+  // A window past every sequence hides nothing; clamped, its span arithmetic stays in range.
+  window = std::min(window, std::max(totalQ, totalK));
   auto device = cuSeqlensQ.is_cuda() ? cuSeqlensQ.device() : cuSeqlensK.device();
   auto longs = torch::TensorOptions().dtype(torch::kLong).device(device);
   PackedSequences packed{cuSeqlensQ.to(longs), cuSeqlensK.to(longs), totalQ, totalK, causal,
@@ -85,8 +88,9 @@ torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &
   if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
     fail("q, k and v must be 3-D (total tokens, heads, head_dim); got q " + describe(q) +
          ", k " + describe(k) + ", v " + describe(v));
-  if (!packed.spans.defined())
-    fail("the packed sequences are empty: make them with packSequences");
+  if (!packed.spans.defined() || packed.spans.numel() != 2 * (packed.totalQ + packed.totalK))
+    fail("the packed sequences were not made by packSequences (their spans hold " +
+         std::to_string(packed.spans.defined() ? packed.spans.numel() : 0) + " entries)");
   if (packed.totalQ != q.size(0) || packed.totalK != k.size(0))
     fail("the packed sequences hold " + std::to_string(packed.totalQ) + " query and " +
          std::to_string(packed.totalK) + " key tokens; got q " + describe(q) + ", k " +

@@ -371,12 +371,15 @@ Variant packedSequences(std::vector<int> cuQ, std::vector<int> cuK, bool causal,
   return var;
 }
 
-// Sequences packed with query and key lengths that differ (an empty one among them, and one
-// whose first queries see no key under the causal mask), across tile edges.
+// Sequences packed with query and key lengths that differ (one without queries, one without
+// keys, one whose first queries see no key under the causal mask), causal or not, with and
+// without a window, across tile edges.
 TEST_P(FlashAttentionTest, PackedSequencesMatchDouble) {
   auto [dt, ieee, tol] = precision();
-  std::vector<int> cuQ = {0, 3, 20, 20, 45}, cuK = {0, 10, 15, 30, 37};
-  for (auto [causal, window] : {std::pair{true, -1}, std::pair{false, -1}, std::pair{true, 4}})
+  // Sequence 2 has keys and no queries, sequence 3 queries and no keys (they see nothing).
+  std::vector<int> cuQ = {0, 3, 20, 20, 30, 45}, cuK = {0, 10, 15, 30, 30, 37};
+  for (auto [causal, window] : {std::pair{true, -1}, std::pair{false, -1}, std::pair{true, 4},
+                                std::pair{false, 4}})
     checkCase(dt, ieee, tol, {1, 4, 45, 37, 16, false, 16, 16, 2},
               packedSequences(cuQ, cuK, causal, window));
   checkCase(dt, ieee, tol, {1, 2, 45, 45, 24, false, 32, 16, 0, 32},

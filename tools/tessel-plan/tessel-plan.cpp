@@ -503,8 +503,12 @@ int runComm(int argc, char **argv) {
     if (fit)
       fits += std::string("; ") + name + ": " + formatCost(*fit);
   };
-  addFit("all-gather", fitted->allGather);
-  addFit("reduce-scatter", fitted->reduceScatter);
+  // planCommunication prices gathers and scatters from their own fits only when both exist.
+  bool own = fitted->allGather && fitted->reduceScatter;
+  if (own) {
+    addFit("all-gather", fitted->allGather);
+    addFit("reduce-scatter", fitted->reduceScatter);
+  }
   std::printf("tessel-plan comm: %s, all-reduce %s%s\n\n%s", shape.model.c_str(), fits.c_str(),
               cost.source().c_str(),
               tessel::bench::formatTable(rows, {fieldColumn("sharding", "sharding", 0, true),
@@ -522,7 +526,7 @@ int runComm(int argc, char **argv) {
   meta.set("bytes_per_second", model.bytesPerSecond);
   for (auto [key, fit] : {std::pair{"all_gather", fitted->allGather},
                           std::pair{"reduce_scatter", fitted->reduceScatter}})
-    if (fit) {
+    if (fit && own) {
       meta.set(std::string(key) + "_overhead_s", fit->overheadSeconds);
       meta.set(std::string(key) + "_bytes_per_second", fit->bytesPerSecond);
     }

@@ -301,6 +301,9 @@ TEST_P(AttentionVariants, PackedSequences) {
   checkPacked(GetParam(), docs, docs, 4, 2, 64, true, -1);
   checkPacked(GetParam(), docs, docs, 3, 3, 128, false, -1);
   checkPacked(GetParam(), docs, docs, 2, 1, 64, true, 100);
+  // A sequence with queries and no keys, one with keys and no queries, a window without the
+  // causal mask.
+  checkPacked(GetParam(), {0, 100, 100, 400}, {0, 0, 50, 300}, 2, 1, 64, false, 30);
   // Lengths that differ between queries and keys (the diagonal bottom-right in each), random.
   for (int round = 0; round < 2; ++round) {
     std::vector<int64_t> cuQ = randomCumulative(5, 150), cuK = randomCumulative(5, 200);
