@@ -25,6 +25,14 @@ constexpr size_t kMaxGeneratedConfigs = 4096;
 /// Loop iterations, kept or filtered out, a comprehension may take (`if` filters cost too).
 constexpr size_t kMaxExpansionSteps = 1 << 20;
 
+/// The loop names first, then the module's constants.
+Lookup boundFirst(const Bindings &bound, const Lookup &constant) {
+  return [&bound, &constant](const std::string &name) -> std::optional<ConstValue> {
+    auto it = bound.find(name);
+    return it != bound.end() ? std::optional<ConstValue>(it->second) : constant(name);
+  };
+}
+
 /// What a comprehension's `for` runs over: a list or tuple of constants, or range(...).
 std::optional<std::vector<ConstValue>> loopValues(const ast::Expr &e, const Lookup &lookup,
                                                   DiagnosticEngine &diags) {
@@ -95,10 +103,7 @@ bool expandLoops(const std::vector<ast::ExprPtr> &clauses, size_t i, Bindings &b
     out.emplace_back(&cfg, bound);
     return true;
   }
-  Lookup lookup = [&](const std::string &name) -> std::optional<ConstValue> {
-    auto it = bound.find(name);
-    return it != bound.end() ? std::optional<ConstValue>(it->second) : constant(name);
-  };
+  Lookup lookup = boundFirst(bound, constant);
   const ast::Expr &clause = *clauses[i];
   if (clause.kind == ast::ExprKind::CompIf) {
     auto keep = evalConstExpr(*clause.args[0], lookup, diags);
@@ -111,19 +116,13 @@ bool expandLoops(const std::vector<ast::ExprPtr> &clauses, size_t i, Bindings &b
   auto values = loopValues(*clause.args[1], lookup, diags);
   if (!values)
     return false;
-  std::vector<const ast::Expr *> names;
-  if (target.kind == ast::ExprKind::Tuple)
-    for (const ast::ExprPtr &n : target.args)
-      names.push_back(n.get());
-  else
-    names.push_back(&target);
-  if (names.size() > 1) {
+  if (target.kind == ast::ExprKind::Tuple) {
     diags.error(target.range, "a config loop binds one name (constants do not unpack)");
     return false;
   }
   Bindings saved = bound;
   for (const ConstValue &v : *values) {
-    bound[names[0]->name] = v;
+    bound[target.name] = v;
     if (!expandLoops(clauses, i + 1, bound, constant, diags, out, cfg, steps))
       return false;
   }
@@ -167,11 +166,12 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
   std::set<std::string> reportedMissing;
   // Each config with the loop names its comprehension binds (none for a written one).
   std::vector<std::pair<const ast::AutotuneConfig *, Bindings>> configs;
+  const Lookup constantLookup = constant;
   if (kernel.autotune) {
     size_t steps = 0;
     for (const ast::AutotuneConfig &c : kernel.autotune->configs) {
       Bindings bound;
-      if (!expandLoops(c.clauses, 0, bound, constant, diags, configs, c, steps))
+      if (!expandLoops(c.clauses, 0, bound, constantLookup, diags, configs, c, steps))
         return std::nullopt;
     }
     if (configs.empty()) {
@@ -190,10 +190,7 @@ resolveConfigs(const ast::Function &kernel, const ConstexprValues &overrides,
     spec.numWarps = defaultNumWarps;
     ConstexprValues values;
     SourceRange where = cfg ? cfg->range : kernel.nameRange;
-    auto lookup = [&](const std::string &name) -> std::optional<ConstValue> {
-      auto it = bound.find(name);
-      return it != bound.end() ? std::optional<ConstValue>(it->second) : constant(name);
-    };
+    Lookup lookup = boundFirst(bound, constantLookup);
     if (cfg) {
       for (const ast::Keyword &kw : cfg->values) {
         auto v = evalConstExpr(*kw.value, lookup, diags);

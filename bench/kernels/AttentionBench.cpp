@@ -189,9 +189,9 @@ Inputs makeInputs(const Shape &s) {
     auto longs = options.dtype(torch::kLong);
     torch::Tensor ids =
         torch::floor_divide(torch::arange(s.seq, longs) * s.documents, s.seq).expand({s.batch, s.seq});
-    in.tessel.documentIds = ids.contiguous();
-    if (s.variant == "varlen") { // document j of a sequence starts at ceil(j seq / documents)
-      in.tessel.documentIds = torch::Tensor();
+    if (s.variant == "document") {
+      in.tessel.documentIds = ids.contiguous();
+    } else { // varlen: document j of a sequence starts at ceil(j seq / documents)
       std::vector<int64_t> cu;
       for (int64_t b = 0; b < s.batch; ++b)
         for (int64_t j = 0; j < s.documents; ++j)

@@ -78,6 +78,25 @@ Result run(const std::function<torch::Tensor(torch::Tensor, torch::Tensor, torch
   return {out.detach(), ql.grad(), kl.grad(), vl.grad()};
 }
 
+/// Normal values rounded to `dtype`, in float64 on the GPU (both sides start from the same).
+torch::Tensor roundedRandom(std::vector<int64_t> shape, torch::ScalarType dtype) {
+  auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
+  return torch::randn(shape, f64).to(dtype).to(torch::kFloat64);
+}
+
+/// FlashAttention's rule for one result: Tessel's largest error against float64 (`ref`) at
+/// most twice naive attention's in the same dtype (`naive`), plus a small floor.
+void expectFlashAttentionRule(const char *what, const torch::Tensor &got,
+                              const torch::Tensor &naive, const torch::Tensor &ref) {
+  auto err = [&](const torch::Tensor &t) {
+    return (t.to(torch::kFloat64) - ref).abs().max().item<double>();
+  };
+  double mine = err(got), naiveErr = err(naive);
+  EXPECT_TRUE(std::isfinite(mine)) << what;
+  EXPECT_LE(mine, 2 * naiveErr + 1e-4 * (1 + ref.abs().max().item<double>()))
+      << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
+}
+
 /// Tessel with `options` against `scores` applied to naive attention (causal on top when
 /// options.causal), float64 the reference and bf16 the naive error's measure.
 void checkVariant(torch::ScalarType dtype, const std::string &label, int64_t batch,
@@ -86,10 +105,7 @@ void checkVariant(torch::ScalarType dtype, const std::string &label, int64_t bat
   SCOPED_TRACE(label + " batch " + std::to_string(batch) + " heads " + std::to_string(heads) +
                "/" + std::to_string(kvHeads) + " seq " + std::to_string(seq) + " d " +
                std::to_string(d) + (options.causal ? " causal" : ""));
-  auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
-  auto rounded = [&](std::vector<int64_t> shape) {
-    return torch::randn(shape, f64).to(dtype).to(torch::kFloat64);
-  };
+  auto rounded = [&](std::vector<int64_t> shape) { return roundedRandom(shape, dtype); };
   torch::Tensor q = rounded({batch, heads, seq, d}), k = rounded({batch, kvHeads, seq, d});
   torch::Tensor v = rounded({batch, kvHeads, seq, d}), dout = rounded({batch, heads, seq, d});
   double scale = 1.0 / std::sqrt(double(d));
@@ -110,20 +126,10 @@ void checkVariant(torch::ScalarType dtype, const std::string &label, int64_t bat
   Result ref = run(naive, q, k, v, dout, torch::kFloat64);
   Result base = run(naive, q, k, v, dout, dtype);
   Result got = run(tessel, q, k, v, dout, dtype);
-  auto check = [&](const char *what, const torch::Tensor &x, const torch::Tensor &b,
-                   const torch::Tensor &r) {
-    auto err = [&](const torch::Tensor &t) {
-      return (t.to(torch::kFloat64) - r).abs().max().item<double>();
-    };
-    double mine = err(x), naiveErr = err(b);
-    EXPECT_TRUE(std::isfinite(mine)) << what;
-    EXPECT_LE(mine, 2 * naiveErr + 1e-4 * (1 + r.abs().max().item<double>()))
-        << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
-  };
-  check("output", got.out, base.out, ref.out);
-  check("dq", got.dq, base.dq, ref.dq);
-  check("dk", got.dk, base.dk, ref.dk);
-  check("dv", got.dv, base.dv, ref.dv);
+  expectFlashAttentionRule("output", got.out, base.out, ref.out);
+  expectFlashAttentionRule("dq", got.dq, base.dq, ref.dq);
+  expectFlashAttentionRule("dk", got.dk, base.dk, ref.dk);
+  expectFlashAttentionRule("dv", got.dv, base.dv, ref.dv);
 }
 
 /// Every shape a variant runs on: ragged lengths, grouped-query heads, d 64 and 128.
@@ -236,15 +242,13 @@ void checkPacked(torch::ScalarType dtype, const std::vector<int64_t> &cuQ,
                std::to_string(heads) + "/" + std::to_string(kvHeads) + " d " + std::to_string(d) +
                (causal ? " causal" : "") + " window " + std::to_string(window));
   int64_t tq = cuQ.back(), tk = cuK.back();
-  auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA);
-  auto rounded = [&](std::vector<int64_t> shape) {
-    return torch::randn(shape, f64).to(dtype).to(torch::kFloat64);
-  };
+  auto rounded = [&](std::vector<int64_t> shape) { return roundedRandom(shape, dtype); };
   torch::Tensor q = rounded({tq, heads, d}), k = rounded({tk, kvHeads, d});
   torch::Tensor v = rounded({tk, kvHeads, d}), dout = rounded({tq, heads, d});
   // keep[i][j]: query i and key j are of one sequence and j is inside i's causal and window
   // bounds, the diagonal aligned bottom-right in that sequence.
-  torch::Tensor keep = torch::zeros({tq, tk}, f64.dtype(torch::kBool));
+  torch::Tensor keep =
+      torch::zeros({tq, tk}, torch::TensorOptions().dtype(torch::kBool).device(torch::kCUDA));
   for (size_t s = 0; s + 1 < cuQ.size(); ++s) {
     int64_t lq = cuQ[s + 1] - cuQ[s], lk = cuK[s + 1] - cuK[s];
     auto [i, j] = positions(lq, lk);
@@ -277,11 +281,7 @@ void checkPacked(torch::ScalarType dtype, const std::vector<int64_t> &cuQ,
                                {"dq", got.dq, base.dq, ref.dq}, {"dk", got.dk, base.dk, ref.dk},
                                {"dv", got.dv, base.dv, ref.dv}}) {
     ASSERT_EQ(x.sizes(), r.sizes()) << what;
-    auto err = [&](const torch::Tensor &t) { return (t.to(torch::kFloat64) - r).abs().max().item<double>(); };
-    double mine = err(x), naiveErr = err(b);
-    EXPECT_TRUE(std::isfinite(mine)) << what;
-    EXPECT_LE(mine, 2 * naiveErr + 1e-4 * (1 + r.abs().max().item<double>()))
-        << what << ": Tessel's largest error " << mine << ", naive attention's " << naiveErr;
+    expectFlashAttentionRule(what, x, b, r);
   }
 }
 
