@@ -23,6 +23,11 @@
 // that start at different constants below S and advance by one modulo the same S, as
 // the software pipeliner's read and write slots do). Across a back edge a slot's value
 // changes, so reads that reach the next iteration count for the whole ring.
+// Buffers that -tessel-allocate-shared-memory placed on common bytes (their lives do not
+// meet: successive loops' rings) are one buffer here: a copy into one waits for reads
+// of the other and for copies into it (zero-filled copies past a loop's end are never
+// read); where this thread's cp.async copies may still be in flight, a wait for them
+// comes first.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
@@ -107,6 +112,16 @@ SharedRead getSharedRead(Value shared) {
 
 using ReadSet = SmallVector<SharedRead, 4>;
 
+/// Whether `a` and `b` are distinct buffers placed on common bytes.
+bool sharesMemory(Operation *a, Operation *b) {
+  auto x = dyn_cast_or_null<LocalAllocOp>(a), y = dyn_cast_or_null<LocalAllocOp>(b);
+  if (!x || !y || x == y || !x.getOffset() || !y.getOffset())
+    return false;
+  int64_t xBegin = *x.getOffset(), yBegin = *y.getOffset();
+  return xBegin < yBegin + y.getType().getSizeInBytes() &&
+         yBegin < xBegin + x.getType().getSizeInBytes();
+}
+
 void addRead(ReadSet &set, SharedRead r) {
   if (!llvm::is_contained(set, r))
     set.push_back(r);
@@ -124,6 +139,8 @@ struct HazardState {
   Operation *pendingWait = nullptr; // the wait whose copies others may not see yet
   ReadSet read;        // since the last barrier of any kind
   ReadSet clusterRead; // since the last cluster barrier (other programs' multicasts)
+  ReadSet written;     // buffers copied into since the last barrier (whole buffers)
+  bool copying = false; // this thread's cp.async copies may be in flight (no wait {0})
 
   void addRead(SharedRead r) {
     ::addRead(read, r);
@@ -132,6 +149,9 @@ struct HazardState {
   void join(const HazardState &other) {
     if (!pendingWait)
       pendingWait = other.pendingWait;
+    copying |= other.copying;
+    for (const SharedRead &r : other.written)
+      ::addRead(written, r);
     for (const SharedRead &r : other.read)
       ::addRead(read, r);
     for (const SharedRead &r : other.clusterRead)
@@ -141,6 +161,8 @@ struct HazardState {
   void clear(bool cluster) {
     pendingWait = nullptr;
     read.clear();
+    if (!copying) // every thread's copies have landed (they all waited before it)
+      written.clear();
     if (cluster)
       clusterRead.clear();
   }
@@ -152,8 +174,19 @@ struct HazardState {
   /// overwrites.
   bool mayBeRead(SharedRead dst, bool cluster) const {
     return llvm::any_of(cluster ? clusterRead : read, [&](const SharedRead &r) {
-      return r.alloc == dst.alloc && !areDistinctSlots(r.slot, dst.slot);
+      return r.alloc == dst.alloc ? !areDistinctSlots(r.slot, dst.slot)
+                                  : sharesMemory(r.alloc, dst.alloc);
     });
+  }
+  /// Whether copies into another buffer on the same bytes may not have landed everywhere.
+  bool mayBeWritten(SharedRead dst) const {
+    return llvm::any_of(written, [&](const SharedRead &w) { return sharesMemory(w.alloc, dst.alloc); });
+  }
+  /// Whether the hazard of a copy into `dst` comes from another buffer on its bytes.
+  bool sharedBytesHazard(SharedRead dst, bool cluster) const {
+    return mayBeWritten(dst) ||
+           llvm::any_of(cluster ? clusterRead : read,
+                        [&](const SharedRead &r) { return sharesMemory(r.alloc, dst.alloc); });
   }
 };
 
@@ -194,18 +227,32 @@ void walkOp(Operation *op, HazardState &state) {
     state.clear(/*cluster=*/true);
     return;
   }
-  if (isa<AsyncWaitOp>(op)) {
+  if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
     state.pendingWait = op;
+    if (wait.getPending() == 0)
+      state.copying = false;
     return;
   }
   if (auto target = getCopyTarget(op)) {
     auto [dst, multicast] = *target;
-    if (state.mayBeRead(dst, multicast)) {
+    bool sharedBytes = state.sharedBytesHazard(dst, multicast);
+    if (state.mayBeRead(dst, multicast) || sharedBytes) {
+      // Another buffer's copies on these bytes must land before this one starts.
+      if (sharedBytes && state.copying) {
+        AsyncWaitOp::create(b, op->getLoc(), 0);
+        state.copying = false;
+      }
+      // A bulk copy writes through the async proxy what generic writes may have touched.
+      if (sharedBytes && isa<TmaCopyOp>(op))
+        FenceAsyncSharedOp::create(b, op->getLoc());
       bool cluster = multicastCopyFollows(op);
       auto barrier = BarrierOp::create(b, op->getLoc());
       barrier.setCluster(cluster);
       state.clear(cluster);
     }
+    addRead(state.written, {dst.alloc, Value()});
+    if (isa<AsyncCopyOp>(op))
+      state.copying = true;
     return;
   }
   if (auto dot = dyn_cast<DotOp>(op)) {

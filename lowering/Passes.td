@@ -128,8 +128,9 @@ def TesselAllocateSharedMemory : Pass<"tessel-allocate-shared-memory", "ModuleOp
   let description = [{
     Cross-warp reductions and layout conversions exchange values through shared memory.
     They run one after another with a barrier after each, so they share one scratch
-    buffer at offset 0. Buffers (`tessel.local_alloc`) follow it, each at its own
-    128-byte aligned `offset`. The total is recorded as the module attribute
+    buffer at offset 0. Buffers (`tessel.local_alloc`) follow it at 128-byte aligned
+    offsets (1024 for swizzled ones); tile buffers whose live ranges do not meet (the
+    rings of successive loops) share bytes. The total is recorded as the module attribute
     `tessel.shared` (bytes) and becomes the launch's dynamic shared memory.
   }];
 }

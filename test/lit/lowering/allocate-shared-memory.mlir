@@ -49,6 +49,10 @@ module {
     %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
     %ring = tessel.local_alloc : !tessel.shared<3x64x32xbf16>
     %one = tessel.local_alloc : !tessel.shared<32x64xbf16>
+    %c0 = arith.constant 0 : i32
+    %slot = tessel.local_index %ring[%c0] : !tessel.shared<3x64x32xbf16> -> !tessel.shared<64x32xbf16>
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %d = tessel.dot %slot, %one, %zero : !tessel.shared<64x32xbf16>, !tessel.shared<32x64xbf16> -> tensor<64x64xf32>
     return %s : f32
   }
 }
@@ -67,6 +71,8 @@ module {
     %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
     %w = tessel.local_alloc : !tessel.shared<1x64x64xbf16, wgmma_b>
     %p = tessel.local_alloc : !tessel.shared<1x64x64xbf16>
+    tessel.mbarrier_init %w {count = 1 : i32} : !tessel.shared<1x64x64xbf16, wgmma_b>
+    tessel.mbarrier_init %p {count = 1 : i32} : !tessel.shared<1x64x64xbf16>
     return %s : f32
   }
 }
@@ -84,5 +90,103 @@ module {
     %c = tessel.convert_layout %x : tensor<64x64xf32, #a> -> tensor<64x64xf32, #c>
     %s = tessel.reduce add %y {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
     return %s : f32
+  }
+}
+
+// -----
+
+// Buffers whose lives do not meet share memory: the rings of two loops one after the
+// other (attention's key-tile loops) take the same bytes, after the dots' 4608 bytes of
+// scratch, while a buffer the second loop reads that was filled before the first lives
+// across it and gets bytes of its own (padded rows: 10240 and 1536 bytes).
+// CHECK: module attributes {tessel.shared = 16384 : i32}
+// CHECK-LABEL: func.func @successive_loops
+// CHECK: tessel.local_alloc {offset = 4608 : i64} : !tessel.shared<2x64x32xbf16>
+// CHECK: tessel.local_alloc {offset = 14848 : i64} : !tessel.shared<32x16xbf16>
+// CHECK: tessel.local_alloc {offset = 4608 : i64} : !tessel.shared<2x64x32xbf16>
+module {
+  func.func @successive_loops(%p: tensor<64x32x!tessel.ptr<bf16>>, %q: tensor<32x16x!tessel.ptr<bf16>>,
+                              %y: tensor<32x64xbf16>, %n: i32) -> tensor<64x16xf32> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %zero16 = arith.constant dense<0.0> : tensor<64x16xf32>
+    %first = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    %kept = tessel.local_alloc : !tessel.shared<32x16xbf16>
+    tessel.async_copy %q into %kept : tensor<32x16x!tessel.ptr<bf16>>, !tessel.shared<32x16xbf16>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32>) : i32 {
+      %s = tessel.local_index %first[%i] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+      tessel.async_copy %p into %s : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+      %d = tessel.dot %s, %y, %acc : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+      scf.yield %d : tensor<64x64xf32>
+    }
+    %second = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    %t = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero16) -> (tensor<64x16xf32>) : i32 {
+      %s = tessel.local_index %second[%i] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+      tessel.async_copy %p into %s : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+      %d = tessel.dot %s, %kept, %acc : !tessel.shared<64x32xbf16>, !tessel.shared<32x16xbf16> -> tensor<64x16xf32>
+      scf.yield %d : tensor<64x16xf32>
+    }
+    return %t : tensor<64x16xf32>
+  }
+}
+
+// -----
+
+// Made before an outer loop and used in two inner loops of it, two rings are live for
+// the whole outer loop (its next iteration runs the first inner loop again): no sharing.
+// CHECK: module attributes {tessel.shared = 25088 : i32}
+// CHECK-LABEL: func.func @rings_of_an_outer_loop
+// CHECK: tessel.local_alloc {offset = 4608 : i64}
+// CHECK: tessel.local_alloc {offset = 14848 : i64}
+module {
+  func.func @rings_of_an_outer_loop(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>,
+                                    %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %a = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    %b = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    scf.for %j = %c0 to %n step %c1 : i32 {
+      scf.for %i = %c0 to %n step %c1 : i32 {
+        %s = tessel.local_index %a[%i] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+        tessel.async_copy %p into %s : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+      }
+      scf.for %i = %c0 to %n step %c1 : i32 {
+        %s = tessel.local_index %b[%i] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+        %d = tessel.dot %s, %y, %zero : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Partitions of a warp-specialized program run side by side: a ring the producer fills
+// and one the consumers read are both live for the whole op. An mbarrier ring (not a
+// tile buffer) keeps its bytes for the whole kernel, though its last use comes early.
+// CHECK: module attributes {tessel.shared = 25216 : i32}
+// CHECK-LABEL: func.func @partitions_and_mbarriers
+// CHECK: tessel.local_alloc {offset = 4608 : i64} : !tessel.shared<2x1x1xi64>
+// CHECK: tessel.local_alloc {offset = 4736 : i64}
+// CHECK: tessel.local_alloc {offset = 14976 : i64}
+module {
+  func.func @partitions_and_mbarriers(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>) {
+    %c0 = arith.constant 0 : i32
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %bars = tessel.local_alloc : !tessel.shared<2x1x1xi64>
+    %b0 = tessel.local_index %bars[%c0] : !tessel.shared<2x1x1xi64> -> !tessel.shared<1x1xi64>
+    tessel.mbarrier_init %b0 {count = 1 : i32} : !tessel.shared<1x1xi64>
+    %a = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    %b = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 24 : i32, consumer_registers = 240 : i32} producer {
+      %s = tessel.local_index %a[%c0] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+      tessel.async_copy %p into %s : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    } consumers {
+      %s = tessel.local_index %b[%c0] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+      %d = tessel.dot %s, %y, %zero : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    }
+    return
   }
 }

@@ -270,3 +270,61 @@ func.func @wgmma_fence(%p: tensor<128x64x!tessel.ptr<bf16>>, %q: tensor<64x128x!
   %d = tessel.dot %x, %y, %acc : !tessel.shared<128x64xbf16, wgmma_a>, !tessel.shared<64x128xbf16, wgmma_b> -> tensor<128x128xf32>
   return %d : tensor<128x128xf32>
 }
+
+// -----
+
+// Two buffers on the same bytes (-tessel-allocate-shared-memory's offsets: successive
+// loops' rings) are one buffer: the second loop's first copy waits for every thread's
+// reads of the first ring, though it copies into another buffer.
+// CHECK-LABEL: func.func @shared_bytes_after_reads
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tessel.async_wait {pending = 0 : i32}
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.async_copy
+func.func @shared_bytes_after_reads(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>,
+                                    %n: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %first = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x32xbf16>
+  %second = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x32xbf16>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32>) : i32 {
+    tessel.async_copy %p into %first : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    tessel.async_commit
+    tessel.async_wait {pending = 0 : i32}
+    %d = tessel.dot %first, %y, %acc : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  tessel.async_wait {pending = 0 : i32}
+  tessel.async_copy %p into %second : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// Copies nobody read (a pipeline's zero-filled copies past its loop's end) still land
+// late: a copy into another buffer on their bytes waits for this thread's copies and
+// then for every thread. Buffers on other bytes need neither.
+// CHECK-LABEL: func.func @shared_bytes_after_copies
+// CHECK: tessel.async_copy %{{.*}} into %[[FIRST:.*]] :
+// CHECK-NEXT: tessel.async_commit
+// CHECK-NEXT: tessel.async_copy %{{.*}} into %[[OTHER:.*]] :
+// CHECK-NEXT: tessel.async_wait {pending = 0 : i32}
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.async_copy
+// CHECK-NOT: tessel.barrier
+// CHECK: return
+func.func @shared_bytes_after_copies(%p: tensor<64x32x!tessel.ptr<bf16>>) {
+  %first = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x32xbf16>
+  %other = tessel.local_alloc {offset = 10240 : i64} : !tessel.shared<64x32xbf16>
+  %second = tessel.local_alloc {offset = 4096 : i64} : !tessel.shared<64x32xbf16>
+  tessel.async_copy %p into %first : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  tessel.async_commit
+  tessel.async_copy %p into %other : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  tessel.async_copy %p into %second : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+  tessel.async_commit
+  tessel.async_wait {pending = 0 : i32}
+  return
+}
