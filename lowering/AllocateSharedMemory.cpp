@@ -4,8 +4,9 @@
 // user. Buffers (tessel.local_alloc) follow it. A buffer is live from its first to its
 // last access in program order, widened to a whole loop (or warp-specialized region)
 // that accesses it from outside: the loop runs it again, or the partitions run side by
-// side. Buffers whose lives do not meet share memory (first fit, in program order, so
-// a program whose buffers all meet keeps one buffer after another). Attention's three
+// side. Buffers whose lives do not meet share memory (first fit, in program order); one
+// that reuses no dead buffer's bytes goes on top (no filling of alignment gaps), so a
+// program whose buffers all meet keeps them one after another as before. Attention's three
 // key-tile loops each pipeline their own K and V rings: they now take one loop's room.
 //
 // Only tile buffers share: every access to them is a copy into them or a dot reading
@@ -126,6 +127,13 @@ int64_t placeBuffers(Operation *func, int64_t base) {
           moved = true;
         }
     }
+    // Below the top only to reuse a dead buffer's bytes, not to fill an alignment gap:
+    // a program with nothing to reuse keeps its buffers one after another.
+    bool reuses = llvm::any_of(placed, [&](const Placed &other) {
+      return !other.live.meets(live) && offset < other.end && other.begin < offset + size;
+    });
+    if (!reuses)
+      offset = alignTo(top, align);
     alloc.setOffset(offset);
     placed.push_back({live, offset, offset + size});
     top = std::max(top, offset + size);

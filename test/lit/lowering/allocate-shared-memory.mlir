@@ -190,3 +190,24 @@ module {
     return
   }
 }
+
+// -----
+
+// Buffers that all meet stay one after another: a small buffer after a 1024-aligned one
+// goes on top, not into the gap below it (only a dead buffer's bytes are reused), so a
+// program with nothing to reuse keeps the offsets it always had.
+// CHECK: module attributes {tessel.shared = 9472 : i32}
+// CHECK-LABEL: func.func @no_gap_filling
+// CHECK: tessel.local_alloc {offset = 1024 : i64} : !tessel.shared<1x64x64xbf16, wgmma_b>
+// CHECK: tessel.local_alloc {offset = 9216 : i64} : !tessel.shared<1x8x8xbf16>
+#b = #tessel.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module {
+  func.func @no_gap_filling(%x: tensor<1024xf32, #b>) -> f32 {
+    %s = tessel.reduce add %x {axis = 0 : i32} : tensor<1024xf32, #b> -> f32
+    %w = tessel.local_alloc : !tessel.shared<1x64x64xbf16, wgmma_b>
+    %p = tessel.local_alloc : !tessel.shared<1x8x8xbf16>
+    tessel.mbarrier_init %w {count = 1 : i32} : !tessel.shared<1x64x64xbf16, wgmma_b>
+    tessel.mbarrier_init %p {count = 1 : i32} : !tessel.shared<1x8x8xbf16>
+    return %s : f32
+  }
+}
