@@ -53,7 +53,8 @@ namespace {
 
 struct Options {
   std::vector<std::string> studies = {"all"}, flashDtypes = {"bf16", "f32"};
-  std::string naiveDtype = "f32", packages, suffix = "auto", json, csv, markdown, plot;
+  std::string naiveDtype = "f32", packages, suffix = "auto", forwardPrune, json, csv, markdown,
+      plot;
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
   bool exactF32 = false;
@@ -588,6 +589,7 @@ Record metaRecord(const Options &o, const DeviceInfo &device) {
   meta.set("samples", o.samples);
   meta.set("package_suffix", o.suffix);
   meta.set("exact_f32", int64_t(o.exactF32));
+  meta.set("forward_prune", o.forwardPrune);
   meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal; with a window, 4*B*H*d per visible pair), bwd 2.5x fwd");
   return meta;
 }
@@ -669,6 +671,10 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
             "or auto (_sm90a on an H100 where built; default)",
             o.suffix);
   flags.addSwitch("exact-f32", "Tessel's f32 with exact f32 products (default: tf32)", o.exactF32);
+  flags.add("forward-prune", "EXPR",
+            "leave out Tessel's forward tiles for which EXPR holds (an @autotune prune "
+            "condition, e.g. 'num_warps != 8'), to time one tile against another",
+            o.forwardPrune);
   flags.add("json", "FILE", "write the results as JSON (--plot alone: FILE.json beside it)",
             o.json);
   flags.add("csv", "FILE", "write the results as CSV", o.csv);
@@ -726,6 +732,7 @@ int runAttention(int argc, char **argv) {
   fa.packageDir = o.packages;
   fa.suffix = o.suffix;
   fa.exactF32 = o.exactF32;
+  fa.forwardPrune = o.forwardPrune;
   Record meta = metaRecord(o, driver.deviceInfo(0));
   meta.set("package_bf16", ops::flashAttentionPackage(torch::kBFloat16, true, 0));
   meta.set("package_f32", ops::flashAttentionPackage(torch::kFloat32, true, 0));
