@@ -27,7 +27,12 @@
 // meet: successive loops' rings) are one buffer here: a copy into one waits for reads
 // of the other and for copies into it (zero-filled copies past a loop's end are never
 // read); where this thread's cp.async copies may still be in flight, a wait for them
-// comes first.
+// comes first. A bulk copy onto bytes that cp.async wrote (generic proxy) since the last
+// fence.proxy.async gets a fence and a barrier, even where a barrier came before: the
+// pipeliner's barrier after its mbarriers' initialisation orders threads, not proxies.
+// (Async wgmma reads of a ring are retired by the dot_wait right after its loop, before
+// any later loop's copies; the pipeliner's setup barrier before multicast loops is a
+// cluster barrier. Both are the pipeliner's, not checked here.)
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/Passes.h"
@@ -140,6 +145,7 @@ struct HazardState {
   ReadSet read;        // since the last barrier of any kind
   ReadSet clusterRead; // since the last cluster barrier (other programs' multicasts)
   ReadSet written;     // buffers copied into since the last barrier (whole buffers)
+  ReadSet unfenced;    // buffers cp.async wrote (generic proxy) since the last proxy fence
   bool copying = false; // this thread's cp.async copies may be in flight (no wait {0})
 
   void addRead(SharedRead r) {
@@ -152,6 +158,8 @@ struct HazardState {
     copying |= other.copying;
     for (const SharedRead &r : other.written)
       ::addRead(written, r);
+    for (const SharedRead &r : other.unfenced)
+      ::addRead(unfenced, r);
     for (const SharedRead &r : other.read)
       ::addRead(read, r);
     for (const SharedRead &r : other.clusterRead)
@@ -181,6 +189,11 @@ struct HazardState {
   /// Whether copies into another buffer on the same bytes may not have landed everywhere.
   bool mayBeWritten(SharedRead dst) const {
     return llvm::any_of(written, [&](const SharedRead &w) { return sharesMemory(w.alloc, dst.alloc); });
+  }
+  /// Whether generic-proxy writes into another buffer on `dst`'s bytes precede a bulk
+  /// copy into it with no proxy fence between (a barrier alone does not order proxies).
+  bool unfencedSharedBytes(SharedRead dst) const {
+    return llvm::any_of(unfenced, [&](const SharedRead &w) { return sharesMemory(w.alloc, dst.alloc); });
   }
   /// Whether the hazard of a copy into `dst` comes from another buffer on its bytes.
   bool sharedBytesHazard(SharedRead dst, bool cluster) const {
@@ -233,9 +246,15 @@ void walkOp(Operation *op, HazardState &state) {
       state.copying = false;
     return;
   }
+  if (isa<FenceAsyncSharedOp>(op)) {
+    state.unfenced.clear();
+    return;
+  }
   if (auto target = getCopyTarget(op)) {
     auto [dst, multicast] = *target;
-    bool sharedBytes = state.sharedBytesHazard(dst, multicast);
+    bool bulk = isa<TmaCopyOp>(op);
+    bool sharedBytes =
+        state.sharedBytesHazard(dst, multicast) || (bulk && state.unfencedSharedBytes(dst));
     if (state.mayBeRead(dst, multicast) || sharedBytes) {
       // Another buffer's copies on these bytes must land before this one starts.
       if (sharedBytes && state.copying) {
@@ -243,16 +262,20 @@ void walkOp(Operation *op, HazardState &state) {
         state.copying = false;
       }
       // A bulk copy writes through the async proxy what generic writes may have touched.
-      if (sharedBytes && isa<TmaCopyOp>(op))
+      if (sharedBytes && bulk) {
         FenceAsyncSharedOp::create(b, op->getLoc());
+        state.unfenced.clear();
+      }
       bool cluster = multicastCopyFollows(op);
       auto barrier = BarrierOp::create(b, op->getLoc());
       barrier.setCluster(cluster);
       state.clear(cluster);
     }
     addRead(state.written, {dst.alloc, Value()});
-    if (isa<AsyncCopyOp>(op))
+    if (!bulk) {
       state.copying = true;
+      addRead(state.unfenced, {dst.alloc, Value()});
+    }
     return;
   }
   if (auto dot = dyn_cast<DotOp>(op)) {

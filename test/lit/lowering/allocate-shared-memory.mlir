@@ -211,3 +211,54 @@ module {
     return %s : f32
   }
 }
+
+// -----
+
+// Widening to the loop: a buffer filled before a loop and read in it is live for the
+// whole loop, so a buffer made inside the loop body (after the read) does not take its
+// bytes; and a ring the producer partition fills lives for the whole warp_specialize, so
+// a buffer the consumers make does not take its bytes either (the partitions run side by
+// side). Without the widening both would start at the dots' scratch end.
+// CHECK: module attributes {tessel.shared = 14848 : i32}
+// CHECK-LABEL: func.func @filled_before_a_loop
+// CHECK: tessel.local_alloc {offset = 4608 : i64}
+// CHECK: tessel.local_alloc {offset = 9728 : i64}
+module {
+  func.func @filled_before_a_loop(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %a = tessel.local_alloc : !tessel.shared<64x32xbf16>
+    tessel.async_copy %p into %a : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    scf.for %j = %c0 to %n step %c1 : i32 {
+      %d = tessel.dot %a, %y, %zero : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+      %b = tessel.local_alloc : !tessel.shared<64x32xbf16>
+      tessel.async_copy %p into %b : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+      %e = tessel.dot %b, %y, %zero : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// CHECK: module attributes {tessel.shared = 19968 : i32}
+// CHECK-LABEL: func.func @consumers_buffer
+// CHECK: tessel.local_alloc {offset = 4608 : i64}
+// CHECK: tessel.local_alloc {offset = 14848 : i64}
+module {
+  func.func @consumers_buffer(%p: tensor<64x32x!tessel.ptr<bf16>>, %y: tensor<32x64xbf16>) {
+    %c0 = arith.constant 0 : i32
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %a = tessel.local_alloc : !tessel.shared<2x64x32xbf16>
+    tessel.warp_specialize {producer_warps = 4 : i32, producer_registers = 24 : i32, consumer_registers = 240 : i32} producer {
+      %s = tessel.local_index %a[%c0] : !tessel.shared<2x64x32xbf16> -> !tessel.shared<64x32xbf16>
+      tessel.async_copy %p into %s : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+    } consumers {
+      %b = tessel.local_alloc : !tessel.shared<64x32xbf16>
+      tessel.async_copy %p into %b : tensor<64x32x!tessel.ptr<bf16>>, !tessel.shared<64x32xbf16>
+      %d = tessel.dot %b, %y, %zero : !tessel.shared<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+    }
+    return
+  }
+}

@@ -328,3 +328,32 @@ func.func @shared_bytes_after_copies(%p: tensor<64x32x!tessel.ptr<bf16>>) {
   tessel.async_wait {pending = 0 : i32}
   return
 }
+
+// -----
+
+// cp.async writes through the generic proxy, a bulk copy through the async proxy: a bulk
+// copy onto bytes that cp.async wrote since the last fence.proxy.async gets the fence and
+// a barrier, though a barrier (the pipeliner's, after its mbarriers' initialisation) came
+// between. A bulk copy onto other bytes needs neither.
+// CHECK-LABEL: func.func @bulk_copy_after_generic_writes
+// CHECK: tessel.async_wait {pending = 0 : i32}
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.fence_async_shared
+// CHECK-NEXT: tessel.barrier
+// CHECK-NEXT: tessel.tma_copy %{{.*}} into %[[SECOND:[^,]*]],
+// CHECK-NEXT: tessel.tma_copy
+// CHECK-NEXT: return
+func.func @bulk_copy_after_generic_writes(%p: tensor<64x64x!tessel.ptr<bf16>>, %map: !llvm.ptr,
+                                          %bar: !tessel.shared<1x1xi64>, %go: i1) {
+  %c0 = arith.constant 0 : i32
+  %first = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x64xbf16, wgmma_b>
+  %second = tessel.local_alloc {offset = 0 : i64} : !tessel.shared<64x64xbf16, wgmma_b>
+  %elsewhere = tessel.local_alloc {offset = 8192 : i64} : !tessel.shared<64x64xbf16, wgmma_b>
+  tessel.async_copy %p into %first : tensor<64x64x!tessel.ptr<bf16>>, !tessel.shared<64x64xbf16, wgmma_b>
+  tessel.async_commit
+  tessel.async_wait {pending = 0 : i32}
+  tessel.barrier
+  tessel.tma_copy %map[%c0, %c0] into %second, %bar, %go : !llvm.ptr, !tessel.shared<64x64xbf16, wgmma_b>, !tessel.shared<1x1xi64>
+  tessel.tma_copy %map[%c0, %c0] into %elsewhere, %bar, %go : !llvm.ptr, !tessel.shared<64x64xbf16, wgmma_b>, !tessel.shared<1x1xi64>
+  return
+}
