@@ -30,6 +30,8 @@
 #include "bench/tools/Flags.h"
 #include "bench/tools/Report.h"
 #include "bench/tools/Subcommand.h"
+#include "package/ConfigExpr.h"
+#include "package/Error.h"
 #include "runtime/Runtime.h"
 
 #include <ATen/Context.h>
@@ -700,6 +702,10 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
       if (impl != "tessel" && impl != "sdpa" && impl != "sdpa-cudnn" && impl != "sdpa-flash" &&
           impl != "sdpa-efficient" && impl != "naive")
         throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
+    if (!o.forwardPrune.empty())
+      ConfigExpr::parse(o.forwardPrune); // its names are checked against the kernel's later
+  } catch (const tessel::Error &e) {
+    return usage(std::string("--forward-prune: ") + e.what());
   } catch (const std::invalid_argument &e) {
     return usage(e.what());
   }
