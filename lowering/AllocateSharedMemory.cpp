@@ -20,6 +20,7 @@
 #include "lowering/WgmmaLayout.h"
 
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELALLOCATESHAREDMEMORY
@@ -104,9 +105,10 @@ Interval getLiveInterval(LocalAllocOp alloc, const ProgramOrder &order, Operatio
 struct Placed {
   Interval live;
   int64_t begin, end; // bytes
+  bool overlaps(int64_t offset, int64_t size) const {
+    return offset < end && begin < offset + size;
+  }
 };
-
-int64_t alignTo(int64_t bytes, int64_t align) { return (bytes + align - 1) / align * align; }
 
 /// Places every buffer of `func` from `base` on; returns the end of the highest one.
 int64_t placeBuffers(Operation *func, int64_t base) {
@@ -116,24 +118,24 @@ int64_t placeBuffers(Operation *func, int64_t base) {
   func->walk([&](LocalAllocOp alloc) {
     // wgmma's 128-byte swizzle repeats every 1024 bytes, from a 1024-aligned address.
     int64_t align = alloc.getType().isPadded() ? 128 : 1024;
-    int64_t size = alignTo(alloc.getType().getSizeInBytes(), 128);
+    int64_t size = llvm::alignTo(alloc.getType().getSizeInBytes(), 128);
     Interval live = getLiveInterval(alloc, order, func);
-    int64_t offset = alignTo(base, align);
+    int64_t offset = llvm::alignTo(base, align);
     for (bool moved = true; moved;) {
       moved = false;
       for (const Placed &other : placed)
-        if (other.live.meets(live) && offset < other.end && other.begin < offset + size) {
-          offset = alignTo(other.end, align);
+        if (other.live.meets(live) && other.overlaps(offset, size)) {
+          offset = llvm::alignTo(other.end, align);
           moved = true;
         }
     }
     // Below the top only to reuse a dead buffer's bytes, not to fill an alignment gap:
     // a program with nothing to reuse keeps its buffers one after another.
     bool reuses = llvm::any_of(placed, [&](const Placed &other) {
-      return !other.live.meets(live) && offset < other.end && other.begin < offset + size;
+      return !other.live.meets(live) && other.overlaps(offset, size);
     });
     if (!reuses)
-      offset = alignTo(top, align);
+      offset = llvm::alignTo(top, align);
     alloc.setOffset(offset);
     placed.push_back({live, offset, offset + size});
     top = std::max(top, offset + size);
@@ -162,7 +164,7 @@ struct TesselAllocateSharedMemoryPass
     for (Operation &op : module.getBody()->getOperations())
       if (op.getNumRegions() != 0)
         top = std::max(top, placeBuffers(&op, bytes));
-    top = alignTo(top, 16);
+    top = llvm::alignTo(top, 16);
     module->setAttr("tessel.shared",
                     IntegerAttr::get(IntegerType::get(&getContext(), 32), top));
   }

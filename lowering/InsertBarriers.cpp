@@ -127,6 +127,11 @@ bool sharesMemory(Operation *a, Operation *b) {
          yBegin < xBegin + x.getType().getSizeInBytes();
 }
 
+/// Whether a buffer of `set` is another buffer on `dst`'s bytes.
+bool sharesMemoryWithAny(const ReadSet &set, SharedRead dst) {
+  return llvm::any_of(set, [&](const SharedRead &r) { return sharesMemory(r.alloc, dst.alloc); });
+}
+
 void addRead(ReadSet &set, SharedRead r) {
   if (!llvm::is_contained(set, r))
     set.push_back(r);
@@ -186,20 +191,11 @@ struct HazardState {
                                   : sharesMemory(r.alloc, dst.alloc);
     });
   }
-  /// Whether copies into another buffer on the same bytes may not have landed everywhere.
-  bool mayBeWritten(SharedRead dst) const {
-    return llvm::any_of(written, [&](const SharedRead &w) { return sharesMemory(w.alloc, dst.alloc); });
-  }
-  /// Whether generic-proxy writes into another buffer on `dst`'s bytes precede a bulk
-  /// copy into it with no proxy fence between (a barrier alone does not order proxies).
-  bool unfencedSharedBytes(SharedRead dst) const {
-    return llvm::any_of(unfenced, [&](const SharedRead &w) { return sharesMemory(w.alloc, dst.alloc); });
-  }
-  /// Whether the hazard of a copy into `dst` comes from another buffer on its bytes.
+  /// Whether the hazard of a copy into `dst` comes from another buffer on its bytes: read
+  /// since the last barrier, or copied into and perhaps not landed everywhere.
   bool sharedBytesHazard(SharedRead dst, bool cluster) const {
-    return mayBeWritten(dst) ||
-           llvm::any_of(cluster ? clusterRead : read,
-                        [&](const SharedRead &r) { return sharesMemory(r.alloc, dst.alloc); });
+    return sharesMemoryWithAny(written, dst) ||
+           sharesMemoryWithAny(cluster ? clusterRead : read, dst);
   }
 };
 
@@ -253,8 +249,10 @@ void walkOp(Operation *op, HazardState &state) {
   if (auto target = getCopyTarget(op)) {
     auto [dst, multicast] = *target;
     bool bulk = isa<TmaCopyOp>(op);
-    bool sharedBytes =
-        state.sharedBytesHazard(dst, multicast) || (bulk && state.unfencedSharedBytes(dst));
+    // Generic-proxy writes onto a bulk copy's bytes with no proxy fence since also count
+    // (a barrier alone does not order proxies).
+    bool sharedBytes = state.sharedBytesHazard(dst, multicast) ||
+                       (bulk && sharesMemoryWithAny(state.unfenced, dst));
     if (state.mayBeRead(dst, multicast) || sharedBytes) {
       // Another buffer's copies on these bytes must land before this one starts.
       if (sharedBytes && state.copying) {
