@@ -109,6 +109,15 @@ bool isKnownMultiple(LoadOp load, const ArgOrConstant &v, int64_t multiple) {
   return attr && attr.getInt() % multiple == 0;
 }
 
+/// Whether `dot` will run on register-A wgmma (WgmmaLayout.h). Not where its A is loaded
+/// in the same loop: that A gets a ring of its own and is read from shared memory (the dot
+/// then runs on shared-A wgmma or mma.sync).
+bool onRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
+  auto aLoad = dot.getA().getDefiningOp<LoadOp>();
+  return canUseRegisterWgmma(dot, numWarps, arch) &&
+         !(aLoad && aLoad->getBlock() == dot->getBlock());
+}
+
 /// Whether every use of `load` is the B operand of a register-A wgmma dot (WgmmaLayout.h),
 /// as is (N filling 128-byte rows: read N-major) or through a `tessel.trans` that only
 /// that dot uses (K filling them: read K-major). One ring in the wgmma_b layout then serves
@@ -118,14 +127,10 @@ bool feedsOnlyRegisterWgmmaB(LoadOp load, unsigned numWarps, StringRef arch) {
   // `user` reads `operand` as B only, K-major (its K in whole rows) or N-major (its N).
   auto wgmmaB = [&](Operation *user, Value operand, bool kMajor) {
     auto dot = dyn_cast_or_null<DotOp>(user);
+    // (Not a shared-A wgmma or mma.sync dot: neither reads this ring's transposed view,
+    // as matmul's with a column-major B on sm_90a would.)
     if (!dot || dot.getB() != operand || dot.getA() == operand ||
-        !canUseRegisterWgmma(dot, numWarps, arch))
-      return false;
-    // An A loaded in the same loop gets a ring of its own and is read from shared memory:
-    // the dot then runs on shared-A wgmma or mma.sync, neither of which reads this ring's
-    // transposed view (matmul with a column-major B on sm_90a).
-    if (auto aLoad = dot.getA().getDefiningOp<LoadOp>();
-        aLoad && aLoad->getBlock() == dot->getBlock())
+        !onRegisterWgmma(dot, numWarps, arch))
       return false;
     auto a = cast<ShapedType>(dot.getA().getType());
     auto b = cast<ShapedType>(dot.getB().getType());
@@ -304,9 +309,9 @@ std::optional<PipelinePlan> pipeline::planPipeline(scf::ForOp loop, unsigned sta
     p.asyncDots = findAsyncDots(
         loop, p.loads, [&](DotOp dot) { return hasWgmmaShape(dot, numWarps, arch); });
   // Whether every dot of the loop runs on mma.sync or tf32 wgmma (none on f16/bf16
-  // wgmma, whose buffers have their own layouts).
+  // wgmma, shared-A or register-A, whose buffers have their own layouts).
   p.mmaPath = llvm::none_of(loop.getBody()->getOps<DotOp>(), [&](DotOp dot) {
-    return hasWgmmaShape(dot, numWarps, arch);
+    return hasWgmmaShape(dot, numWarps, arch) || onRegisterWgmma(dot, numWarps, arch);
   });
   // mma.sync dots on targets with the bulk tensor engine whose result will take the
   // mma accumulator layout (the path that reads swizzled buffers).
