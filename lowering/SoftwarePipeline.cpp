@@ -92,16 +92,31 @@ Value slotOf(OpBuilder &b, Location loc, Value stack, Value slot) {
   return LocalIndexOp::create(b, loc, type.withShape(type.getShape().drop_front()), stack, slot);
 }
 
+/// A warp-specialized loop's rings and where its partitions left them: a later loop of
+/// the function whose loads fill rings of the same types continues them (WarpSpecialize
+/// below) instead of holding rings of its own.
+struct SpecializedRings {
+  SmallVector<Type> types; // the rings' types (slots, tile, layout)
+  SmallVector<Value> rings;
+  Value barriers, consumed;
+  /// The last loops' results: the consumers' slot, phase parity and whether they hold a
+  /// slot unreleased; the producer's slot and parity.
+  Value consumerSlot, consumerParity, holding, producerSlot, producerParity;
+};
+
 /// One loop's pipeline as planned (PipelinePlan.h), in two steps: allocate() creates
 /// the rings, mbarriers and tensor-map parameters before the loop;
 /// rewrite() emits the prologue's copies, the loop's slots and waits, and the copies
 /// ahead in the body, and retires what is in flight.
 class LoopPipeliner {
 public:
-  LoopPipeliner(scf::ForOp loop, PipelinePlan plan, PipelineOptions options)
+  /// `specialized`: the function's earlier specialized rings (null for a loop that is
+  /// not specialized), which a specialized loop continues or replaces with its own.
+  LoopPipeliner(scf::ForOp loop, PipelinePlan plan, PipelineOptions options,
+                std::optional<SpecializedRings> *specialized)
       : loop(loop), plan(std::move(plan)), options(options), loc(loop.getLoc()),
         rewriter(loop.getContext()), i32(rewriter.getI32Type()),
-        ivType(loop.getInductionVar().getType()) {}
+        ivType(loop.getInductionVar().getType()), specialized(specialized) {}
 
   LogicalResult allocate();
   LogicalResult rewrite();
@@ -122,6 +137,8 @@ private:
   void emitProducerLoop(OpBuilder &b);
   /// The slot after `slot` in a ring of plan.stages (0 after the last).
   Value nextSlot(OpBuilder &b, Value slot) const;
+  /// The slot after `slot` and the parity of its phase (flipped where the ring wraps).
+  std::pair<Value, Value> advance(OpBuilder &b, Value slot, Value parity) const;
   /// The parity of the phase a slot's mbarrier completes for iteration j - `back`.
   Value phaseParity(int64_t back);
   /// Multicast: releases this iteration's slot and sets up the wait for the next one.
@@ -137,6 +154,8 @@ private:
   Location loc;
   IRRewriter rewriter;
   Type i32, ivType;
+  std::optional<SpecializedRings> *specialized;
+  bool continues = false; // this loop continues an earlier loop's rings
 
   // allocate()
   SmallVector<Value> rings;
@@ -177,16 +196,26 @@ LogicalResult LoopPipeliner::allocate() {
       rewriter.setInsertionPoint(*partitions.begin());
   } else
     rewriter.setInsertionPoint(loop);
+  SmallVector<Type> types;
   for (auto [load, layout] : llvm::zip(plan.loads, plan.ringLayouts)) {
     auto type = cast<RankedTensorType>(load.getType());
     SmallVector<int64_t> shape{int64_t(plan.stages)};
     shape.append(type.getShape().begin(), type.getShape().end());
     // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
     // (-tessel-assign-layouts gives wgmma's buffers their layouts).
-    auto ring = LocalAllocOp::create(
-        rewriter, loc, SharedType::get(ctx, shape, type.getElementType(), layout),
-        IntegerAttr());
-    rings.push_back(ring);
+    types.push_back(SharedType::get(ctx, shape, type.getElementType(), layout));
+  }
+  // Rings of the same types as the function's previous specialized loop's: continue
+  // them (one set of rings for all the loops, as the partitions run the loops in turn).
+  continues = plan.warpSpecialize && *specialized && (*specialized)->types == types &&
+              options.multicastB <= 1;
+  if (continues) {
+    rings = (*specialized)->rings;
+    barriers = (*specialized)->barriers;
+    consumed = (*specialized)->consumed;
+  } else {
+    for (Type type : types)
+      rings.push_back(LocalAllocOp::create(rewriter, loc, type, IntegerAttr()));
   }
   if (plan.tmaCount)
     return allocateTensorMaps();
@@ -201,14 +230,17 @@ LogicalResult LoopPipeliner::allocate() {
 LogicalResult LoopPipeliner::allocateTensorMaps() {
   MLIRContext *ctx = rewriter.getContext();
   unsigned multicastB = options.multicastB;
-  barriers = barrierRing(plan.tmaCount);
-  // One arrival per consumer warp releases a slot.
-  if (plan.warpSpecialize)
-    consumed = barrierRing(plan.numWarps);
-  // A cluster barrier where copies are multicast: the other programs' copies signal
-  // this one's mbarriers.
-  auto initialised = BarrierOp::create(rewriter, loc);
-  setupEnd = initialised;
+  BarrierOp initialised;
+  if (!continues) {
+    barriers = barrierRing(plan.tmaCount);
+    // One arrival per consumer warp releases a slot.
+    if (plan.warpSpecialize)
+      consumed = barrierRing(plan.numWarps);
+    // A cluster barrier where copies are multicast: the other programs' copies signal
+    // this one's mbarriers.
+    initialised = BarrierOp::create(rewriter, loc);
+    setupEnd = initialised;
+  }
   auto func = loop->getParentOfType<func::FuncOp>();
   ModuleOp module = func->getParentOfType<ModuleOp>();
   SmallVector<Attribute> recipes;
@@ -332,6 +364,15 @@ Value LoopPipeliner::nextSlot(OpBuilder &b, Value slot) const {
   Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
                                      constant(b, i32, plan.stages));
   return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
+}
+
+std::pair<Value, Value> LoopPipeliner::advance(OpBuilder &b, Value slot, Value parity) const {
+  Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
+  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                     constant(b, i32, plan.stages));
+  Value flip = arith::ExtUIOp::create(b, loc, i32, wrap);
+  return {arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next),
+          arith::XOrIOp::create(b, loc, parity, flip)};
 }
 
 Value LoopPipeliner::phaseParity(int64_t back) {
@@ -468,9 +509,13 @@ LogicalResult LoopPipeliner::rewrite() {
 // dot of j - 1 was waited for in its iteration, AsyncDots.cpp). The producer's region
 // runs the same iterations, each waiting for its slot's release from the round before
 // (parity ((j / S) & 1) ^ 1, which a fresh mbarrier passes at once: the first S
-// iterations do not wait) and copying into it. A later loop of the function (each has
-// its own rings) is already in the consumers' region; its producer loop follows the
-// earlier ones', so the producer runs ahead into it. What the copies need from the
+// iterations do not wait) and copying into it. Both loops carry their slot and parity
+// (and the consumers whether they hold a slot still to release). A later loop of the
+// function is already in the consumers' region; its producer loop follows the earlier
+// ones', so the producer runs ahead into it. Where its rings would be of the same types
+// it continues the earlier loop's rings, slots and phases (j counts on from the earlier
+// loop's iterations; its first iteration releases the earlier loop's last slot), so
+// the loops of a program hold one set of rings; else it gets its own. What the copies need from the
 // consumers' code (bounds, addresses) the producer computes again: pure ops, cloned
 // (PipelinePlan.cpp checked). The registers move from the producer (it only issues
 // copies) to the consumers.
@@ -498,22 +543,22 @@ static std::pair<int32_t, int32_t> registerCounts(unsigned consumerWarps) {
 }
 
 void LoopPipeliner::emitProducerLoop(OpBuilder &b) {
+  SmallVector<Value> inits{constant(b, i32, 0), constant(b, i32, 0)};
+  if (continues)
+    inits = {(*specialized)->producerSlot, (*specialized)->producerParity};
   auto producerLoop = scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
-                                         loop.getStep());
+                                         loop.getStep(), inits);
   OpBuilder body = OpBuilder::atBlockBegin(producerLoop.getBody());
   Value iv = producerLoop.getInductionVar();
-  Value j = arith::SubIOp::create(body, loc, iv, loop.getLowerBound());
-  j = arith::DivUIOp::create(body, loc, j, constant(body, ivType, plan.step));
-  Value round = arith::DivUIOp::create(body, loc, j, constant(body, ivType, plan.stages));
-  Value slot = arith::RemUIOp::create(body, loc, j, constant(body, ivType, plan.stages));
-  Value parity = arith::AndIOp::create(body, loc, round, constant(body, ivType, 1));
-  parity = arith::XOrIOp::create(body, loc, parity, constant(body, ivType, 1));
-  if (ivType != i32) {
-    slot = arith::TruncIOp::create(body, loc, i32, slot);
-    parity = arith::TruncIOp::create(body, loc, i32, parity);
-  }
-  MBarrierWaitOp::create(body, loc, slotOf(body, loc, consumed, slot), parity);
+  Value slot = producerLoop.getRegionIterArgs()[0];
+  Value parity = producerLoop.getRegionIterArgs()[1];
+  Value released = arith::XOrIOp::create(body, loc, parity, constant(body, i32, 1));
+  MBarrierWaitOp::create(body, loc, slotOf(body, loc, consumed, slot), released);
   emitCopies(body, iv, slot);
+  auto [nextSlot, nextParity] = advance(body, slot, parity);
+  scf::YieldOp::create(body, loc, ValueRange{nextSlot, nextParity});
+  (*specialized)->producerSlot = producerLoop.getResult(0);
+  (*specialized)->producerParity = producerLoop.getResult(1);
 }
 
 /// Clones into `block` (before its first op) the ops outside `region` that the ops in
@@ -575,19 +620,36 @@ void LoopPipeliner::takeTurns(WarpSpecializeOp ws) {
 }
 
 LogicalResult LoopPipeliner::rewriteSpecialized() {
-  // The consumers' loop carries the slot it reads.
+  // The consumers' loop carries the slot it reads, its phase's parity and whether it
+  // holds a slot to release (the previous iteration's, or the earlier loop's last).
   rewriter.setInsertionPoint(loop);
-  SmallVector<Value> slotInits{constant(rewriter, i32, 0)};
+  SmallVector<Value> inits{constant(rewriter, i32, 0), constant(rewriter, i32, 0),
+                           arith::ConstantIntOp::create(rewriter, loc, 0, 1)};
+  if (continues)
+    inits = {(*specialized)->consumerSlot, (*specialized)->consumerParity,
+             (*specialized)->holding};
   FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
-      rewriter, slotInits, /*replaceInitOperandUsesInLoop=*/false,
+      rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
       [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
-        return {nextSlot(b, args[0])};
+        auto [slot, parity] = advance(b, args[0], args[1]);
+        return {slot, parity, arith::ConstantIntOp::create(b, loc, 1, 1)};
       });
   if (failed(replaced))
     return loop.emitError("could not add the pipeline's slot to the loop");
   newLoop = cast<scf::ForOp>(replaced->getOperation());
   loop = newLoop;
-  Value readSlot = newLoop.getRegionIterArgs().back();
+  unsigned numArgs = newLoop.getRegionIterArgs().size();
+  Value readSlot = newLoop.getRegionIterArgs()[numArgs - 3];
+  Value readParity = newLoop.getRegionIterArgs()[numArgs - 2];
+  Value holding = newLoop.getRegionIterArgs()[numArgs - 1];
+  if (!continues)
+    *specialized = SpecializedRings{
+        SmallVector<Type>(llvm::map_range(rings, [](Value r) { return r.getType(); })),
+        rings, barriers, consumed, {}, {}, {}, {}, {}};
+  unsigned numResults = newLoop.getNumResults();
+  (*specialized)->consumerSlot = newLoop.getResult(numResults - 3);
+  (*specialized)->consumerParity = newLoop.getResult(numResults - 2);
+  (*specialized)->holding = newLoop.getResult(numResults - 1);
 
   // The partitions (made by the function's first specialized loop); the producer's
   // loop copies from the loads' addresses (before the consumers' loads become slots).
@@ -611,8 +673,7 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   // The consumers wait for a slot's copies, and release the previous iteration's slot
   // once its dots retired.
   rewriter.setInsertionPointToStart(newLoop.getBody());
-  MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot),
-                         phaseParity(0));
+  MBarrierWaitOp::create(rewriter, loc, slotOf(rewriter, loc, barriers, readSlot), readParity);
   replaceLoadsBySlots(readSlot);
   retireAsyncDots();
   Operation *lastWait = nullptr;
@@ -627,9 +688,7 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   Value previous = arith::SelectOp::create(
       rewriter, loc, isFirst, constant(rewriter, i32, plan.stages - 1),
       arith::SubIOp::create(rewriter, loc, readSlot, constant(rewriter, i32, 1)));
-  Value later = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
-                                      newLoop.getInductionVar(), newLoop.getLowerBound());
-  MBarrierArriveOp::create(rewriter, loc, slotOf(rewriter, loc, consumed, previous), later);
+  MBarrierArriveOp::create(rewriter, loc, slotOf(rewriter, loc, consumed, previous), holding);
   if (!lastWait && options.warpgroupTurns)
     takeTurns(ws);
   if (failed(recomputeIn(producer, ws.getConsumers())))
@@ -654,12 +713,16 @@ struct TesselSoftwarePipelinePass
                             warpgroupTurns};
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    // Per function, its specialized loops' rings so far (loops come in program order).
+    DenseMap<Operation *, std::optional<SpecializedRings>> specialized;
     for (scf::ForOp loop : loops) {
       std::optional<PipelinePlan> plan = planPipeline(loop, stages, numWarps, arch, options);
       if (!plan)
         continue;
       bool specialize = plan->warpSpecialize;
-      LoopPipeliner pipeliner(loop, std::move(*plan), options);
+      LoopPipeliner pipeliner(loop, std::move(*plan), options,
+                              specialize ? &specialized[loop->getParentOfType<func::FuncOp>()]
+                                         : nullptr);
       if (failed(pipeliner.allocate()) ||
           failed(specialize ? pipeliner.rewriteSpecialized() : pipeliner.rewrite()))
         return signalPassFailure();

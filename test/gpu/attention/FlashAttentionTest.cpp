@@ -253,21 +253,27 @@ TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
   auto [dt, d] = GetParam();
   if (dt.exact)
     GTEST_SKIP() << "no wgmma for exact f32";
-  ops::flashAttentionOptions().forwardPrune = "not warp_specialize";
+  // Each warp-specialized key-tile width in turn (64 and 128 keys).
   int checked = 0;
-  for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1024, 1024, true},
-                                {512, 1000, false}, {256, 1000, true}, {1024, 256, true},
-                                {128, 64, false}, {2048, 2048, false}}) {
-    checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
-                                    std::string(dt.name) + " d=" + std::to_string(d) +
-                                        " warp-specialized lq=" + std::to_string(lq) +
-                                        " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
+  for (const char *prune : {"not warp_specialize or BLOCK_N != 64",
+                            "not warp_specialize or BLOCK_N != 128"}) {
+    ops::flashAttentionOptions().forwardPrune = prune;
+    for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1024, 1024, true},
+                                  {512, 1000, false}, {256, 1000, true}, {1024, 256, true},
+                                  {128, 64, false}, {2048, 2048, false}}) {
+      checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
+                                      std::string(dt.name) + " d=" + std::to_string(d) +
+                                          " warp-specialized (" + prune + ") lq=" +
+                                          std::to_string(lq) + " lk=" + std::to_string(lk) +
+                                          (causal ? " causal" : ""));
+    }
   }
   ops::flashAttentionOptions().forwardPrune.clear();
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && (d == 64 || d == 128)) {
-    EXPECT_EQ(checked, 6) << "the sm_90a package has warp-specialized tiles for d=" << d;
+    EXPECT_EQ(checked, 12) << "the sm_90a package has warp-specialized 64- and 128-key tiles "
+                              "for d=" << d;
   }
 }
 
