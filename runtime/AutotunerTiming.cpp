@@ -2,10 +2,12 @@
 //
 // Each configuration that fits is warmed up, then timed with CUDA events over repeated
 // launches, with the params the kernel overwrites restored before every run, so that every
-// run sees the caller's data; the fastest median wins. The runs go back to back, each
-// between its own pair of events, and the host waits once a configuration: a wait after
-// every run leaves the GPU idle between them, which is not how a kernel runs in a model,
-// and ranked a tile that is slower in sustained use first (attention's d 128 forward).
+// run sees the caller's data; the fastest median wins. The runs go in rounds, each round
+// one run of every configuration, back to back, each between its own pair of events; the
+// host waits once, at the end. Timing the configurations one after the other ranked the
+// first ones ahead (they ran on a cooler GPU: attention's d 128 forward picked a tile that
+// is 5-15% slower in sustained runs), and waiting after every run left the GPU idle
+// between runs.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/TunedKernelImpl.h"
@@ -20,13 +22,11 @@ namespace {
 /// Destroys events and frees the restore copies however tuning ends.
 struct TimingResources {
   Driver &driver;
-  std::vector<CUevent> starts, ends; // one pair per timed run
+  std::vector<CUevent> events;
   std::vector<CUdeviceptr> copies;
   explicit TimingResources(Driver &driver) : driver(driver) {}
   ~TimingResources() {
-    for (CUevent event : starts)
-      driver.eventDestroy(event);
-    for (CUevent event : ends)
+    for (CUevent event : events)
       driver.eventDestroy(event);
     for (CUdeviceptr copy : copies)
       driver.memFree(copy);
@@ -81,20 +81,22 @@ void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
       drv.check(drv.memcpyDtoDAsync(s.target, s.copy, s.bytes, stream),
                 "cuMemcpyDtoDAsync(restore)");
   };
-  for (std::vector<CUevent> *events : {&resources.starts, &resources.ends})
-    for (int r = 0; r < repeats; ++r) {
-      CUevent event = nullptr;
-      drv.check(drv.eventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
-      events->push_back(event);
-    }
 
+  // Warm every configuration up first (a grid function that throws or a grid out of
+  // range is the caller's error, not the config's: it propagates).
+  struct Candidate {
+    int config;
+    Grid grid;
+    std::vector<CUevent> starts, ends; // one pair per timed run
+  };
+  std::vector<Candidate> candidates;
   int launches = 0;
-  size_t done = 0;
   bool progressShown = false;
+  auto fail = [&](int c, const Error &error) {
+    result.timings[size_t(c)].skipped = std::string("failed: ") + error.what();
+    result.timings[size_t(c)].ms = -1;
+  };
   for (int c : valid) {
-    ConfigTiming &timing = result.timings[size_t(c)];
-    // A grid function that throws or a grid out of range is the caller's
-    // error, not the config's: it propagates.
     Grid g = grid(info.configs[size_t(c)]);
     checkGrid(g, info.name);
     try {
@@ -104,42 +106,64 @@ void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
         d.kernel.launchPacked(g, packed, stream, c);
         ++launches;
       }
-      for (int r = 0; r < repeats; ++r) {
-        restore();
-        drv.check(drv.eventRecord(resources.starts[size_t(r)], stream),
-                  "cuEventRecord");
-        d.kernel.launchPacked(g, packed, stream, c);
-        ++launches;
-        drv.check(drv.eventRecord(resources.ends[size_t(r)], stream),
-                  "cuEventRecord");
-      }
-      drv.check(drv.eventSynchronize(resources.ends.back()),
-                "cuEventSynchronize");
-      std::vector<float> times;
-      for (int r = 0; r < repeats; ++r) {
-        float ms = 0;
-        drv.check(drv.eventElapsedTime(&ms, resources.starts[size_t(r)],
-                                       resources.ends[size_t(r)]),
-                  "cuEventElapsedTime");
-        times.push_back(ms);
-      }
-      std::sort(times.begin(), times.end());
-      size_t n = times.size();
-      timing.ms = n % 2 ? times[n / 2]
-                        : (double(times[n / 2 - 1]) + times[n / 2]) / 2;
+      candidates.push_back({c, g, {}, {}});
     } catch (const Error &error) {
-      timing.skipped = std::string("failed: ") + error.what();
-      timing.ms = -1;
+      fail(c, error);
     }
-    ++done;
+  }
+  for (Candidate &candidate : candidates)
+    for (std::vector<CUevent> *events : {&candidate.starts, &candidate.ends})
+      for (int r = 0; r < repeats; ++r) {
+        CUevent event = nullptr;
+        drv.check(drv.eventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+        resources.events.push_back(event);
+        events->push_back(event);
+      }
+  // Rounds: each runs every configuration once, so that all of them are timed across the
+  // same stretch of the GPU's clocks and temperature (timing one after the other favoured
+  // the first ones, which ran on a cooler GPU).
+  std::vector<bool> failed(candidates.size(), false);
+  for (int r = 0; r < repeats; ++r) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      Candidate &candidate = candidates[i];
+      if (failed[i])
+        continue;
+      try {
+        restore();
+        drv.check(drv.eventRecord(candidate.starts[size_t(r)], stream), "cuEventRecord");
+        d.kernel.launchPacked(candidate.grid, packed, stream, candidate.config);
+        ++launches;
+        drv.check(drv.eventRecord(candidate.ends[size_t(r)], stream), "cuEventRecord");
+      } catch (const Error &error) {
+        fail(candidate.config, error);
+        failed[i] = true;
+      }
+    }
     double elapsed = secondsSince(start);
-    if (elapsed > progressAfterSeconds && done < valid.size()) {
+    if (elapsed > progressAfterSeconds && r + 1 < repeats) {
       char line[160];
-      std::snprintf(line, sizeof(line), "%zu/%zu configs timed, %.1f s", done,
-                    valid.size(), elapsed);
+      std::snprintf(line, sizeof(line), "round %d/%d of %zu configs, %.1f s", r + 1, repeats,
+                    candidates.size(), elapsed);
       log("tessel: autotuning " + info.name + " [" + result.key + "]: " + line);
       progressShown = true;
     }
+  }
+  drv.check(drv.streamSynchronize(stream), "cuStreamSynchronize");
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (failed[i])
+      continue;
+    std::vector<float> times;
+    for (int r = 0; r < repeats; ++r) {
+      float ms = 0;
+      drv.check(drv.eventElapsedTime(&ms, candidates[i].starts[size_t(r)],
+                                     candidates[i].ends[size_t(r)]),
+                "cuEventElapsedTime");
+      times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    result.timings[size_t(candidates[i].config)].ms =
+        n % 2 ? times[n / 2] : (double(times[n / 2 - 1]) + times[n / 2]) / 2;
   }
   restore();
   drv.check(drv.streamSynchronize(stream), "cuStreamSynchronize");

@@ -225,8 +225,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy,
     std::memcpy(&value, params[i], sizeof(value));
     record.params.push_back(value);
   }
+  state.clockUs += fn->timeUs + state.slowdownUsPerLaunch * double(state.launches.size());
   state.launches.push_back(record);
-  state.clockUs += fn->timeUs;
   if (fn->increments) {
     void *target = nullptr;
     std::memcpy(&target, params[0], sizeof(target));

@@ -43,6 +43,8 @@ struct State {
   // first (pointer) parameter, so tests can see whether outputs were
   // restored between timing runs.
   double clockUs = 0;
+  /// A GPU that slows as it warms: launch n takes n times this much longer.
+  double slowdownUsPerLaunch = 0;
   int eventsCreated = 0;
   int eventsDestroyed = 0;
   int deviceCount = 1;
