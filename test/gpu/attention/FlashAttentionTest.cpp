@@ -175,9 +175,10 @@ class FlashAttentionGpu : public ::testing::TestWithParam<std::tuple<DTypeCase, 
 /// for this head dim (the message says every config was pruned: fine); any other error
 /// fails the test.
 int checkUnlessAllPruned(int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t d,
-                         bool causal, const DTypeCase &dt, const std::string &label) {
+                         bool causal, const DTypeCase &dt, const std::string &label,
+                         int64_t window = -1) {
   try {
-    checkCase(batch, heads, lq, lk, d, causal, dt.dtype, dt.exact, label, dt.suffix);
+    checkCase(batch, heads, lq, lk, d, causal, dt.dtype, dt.exact, label, dt.suffix, 0, window);
     return 1;
   } catch (const std::exception &e) {
     EXPECT_NE(std::string(e.what()).find("no configuration can run"), std::string::npos)
@@ -253,26 +254,32 @@ TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
   auto [dt, d] = GetParam();
   if (dt.exact)
     GTEST_SKIP() << "no wgmma for exact f32";
-  // Each warp-specialized key-tile width in turn (64 and 128 keys).
+  // Each warp-specialized key-tile width in turn (64 and 128 keys). A sliding window gives
+  // the forward three key loops, all of them running tiles: one set of rings carried
+  // through the three.
   int checked = 0;
   for (const char *prune : {"not warp_specialize or BLOCK_N != 64",
                             "not warp_specialize or BLOCK_N != 128"}) {
     ops::flashAttentionOptions().forwardPrune = prune;
-    for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1024, 1024, true},
-                                  {512, 1000, false}, {256, 1000, true}, {1024, 256, true},
-                                  {128, 64, false}, {2048, 2048, false}}) {
+    for (auto [lq, lk, causal, window] :
+         {std::tuple<int64_t, int64_t, bool, int64_t>{1024, 1024, true, -1},
+          {512, 1000, false, -1}, {256, 1000, true, -1}, {1024, 256, true, -1},
+          {128, 64, false, -1}, {2048, 2048, false, -1}, {1000, 1000, true, 300},
+          {777, 1300, true, 520}}) {
       checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
                                       std::string(dt.name) + " d=" + std::to_string(d) +
                                           " warp-specialized (" + prune + ") lq=" +
                                           std::to_string(lq) + " lk=" + std::to_string(lk) +
-                                          (causal ? " causal" : ""));
+                                          (causal ? " causal" : "") + " window " +
+                                          std::to_string(window),
+                                      window);
     }
   }
   ops::flashAttentionOptions().forwardPrune.clear();
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && (d == 64 || d == 128)) {
-    EXPECT_EQ(checked, 12) << "the sm_90a package has warp-specialized 64- and 128-key tiles "
+    EXPECT_EQ(checked, 16) << "the sm_90a package has warp-specialized 64- and 128-key tiles "
                               "for d=" << d;
   }
 }
