@@ -70,11 +70,20 @@ Value matchExpand(Value v, int64_t axis) {
   return expand && expand.getAxis() == axis ? skipBroadcast(expand.getSrc()) : Value();
 }
 
-/// `(r[:, None] < bound)` or `(c[None, :] < bound)` -> bound, for the given r / c.
+/// `(r[:, None] < bound)` or `(c[None, :] < bound)` -> bound, for the given r / c; also
+/// with the compare before the expand, `(r < bound)[:, None]` (a kernel that names the
+/// test once, as `row_ok = rows < n`, and expands it where it loads).
 FailureOr<ArgOrConstant> matchBound(Value v, Value index, int64_t axis) {
-  auto cmp = skipBroadcast(v).getDefiningOp<arith::CmpIOp>();
-  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::slt ||
-      matchExpand(cmp.getLhs(), axis) != index)
+  Value test = skipBroadcast(v);
+  auto expand = test.getDefiningOp<ExpandDimsOp>();
+  if (expand && expand.getAxis() == axis)
+    test = expand.getSrc();
+  auto cmp = test.getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::slt)
+    return failure();
+  Value lhs = expand && expand.getAxis() == axis ? skipBroadcast(cmp.getLhs())
+                                                 : matchExpand(cmp.getLhs(), axis);
+  if (lhs != index)
     return failure();
   Value bound = matchSplat(cmp.getRhs());
   if (!bound)

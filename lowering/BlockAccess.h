@@ -4,6 +4,7 @@
 // cols[None, :]`, after canonicalisation)
 //   ptr  = base + (row + arange(M))[:, None] * stride + (col + arange(N))[None, :]
 //   mask = ((row + arange(M))[:, None] < rowBound) & ((col + arange(N))[None, :] < colBound)
+// (each compare also before its expand: ((row + arange(M)) < rowBound)[:, None])
 // (indices may be sign-extended to i64 before the multiply) reads the block
 // [row, row + M) x [col, col + N) of a row-major matrix with rowBound
 // rows and colBound columns, zero outside. The bulk tensor copy engine (TMA) does exactly
