@@ -55,7 +55,7 @@ namespace {
 
 struct Options {
   std::vector<std::string> studies = {"all"}, flashDtypes = {"bf16", "f32"};
-  std::string naiveDtype = "f32", packages, suffix = "auto", forwardPrune, json, csv, markdown,
+  std::string naiveDtype = "f32", packages, suffix = "auto", forwardPrune, queryGradPrune, json, csv, markdown,
       plot;
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
@@ -592,6 +592,7 @@ Record metaRecord(const Options &o, const DeviceInfo &device) {
   meta.set("package_suffix", o.suffix);
   meta.set("exact_f32", int64_t(o.exactF32));
   meta.set("forward_prune", o.forwardPrune);
+  meta.set("dq_prune", o.queryGradPrune);
   meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal; with a window, 4*B*H*d per visible pair), bwd 2.5x fwd");
   return meta;
 }
@@ -677,6 +678,7 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
             "leave out Tessel's forward tiles for which EXPR holds (an @autotune prune "
             "condition, e.g. 'num_warps != 8'), to time one tile against another",
             o.forwardPrune);
+  flags.add("dq-prune", "EXPR", "the same for Tessel's dQ (backward) tiles", o.queryGradPrune);
   flags.add("json", "FILE", "write the results as JSON (--plot alone: FILE.json beside it)",
             o.json);
   flags.add("csv", "FILE", "write the results as CSV", o.csv);
@@ -702,10 +704,15 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
       if (impl != "tessel" && impl != "sdpa" && impl != "sdpa-cudnn" && impl != "sdpa-flash" &&
           impl != "sdpa-efficient" && impl != "naive")
         throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
-    if (!o.forwardPrune.empty())
-      ConfigExpr::parse(o.forwardPrune); // its names are checked against the kernel's later
-  } catch (const tessel::Error &e) {
-    return usage(std::string("--forward-prune: ") + e.what());
+    // Their names are checked against the kernels' later.
+    for (const auto &[flag, expr] : {std::pair{"--forward-prune", &o.forwardPrune},
+                                     std::pair{"--dq-prune", &o.queryGradPrune}})
+      try {
+        if (!expr->empty())
+          ConfigExpr::parse(*expr);
+      } catch (const tessel::Error &e) {
+        return usage(std::string(flag) + ": " + e.what());
+      }
   } catch (const std::invalid_argument &e) {
     return usage(e.what());
   }
@@ -739,6 +746,7 @@ int runAttention(int argc, char **argv) {
   fa.suffix = o.suffix;
   fa.exactF32 = o.exactF32;
   fa.forwardPrune = o.forwardPrune;
+  fa.queryGradPrune = o.queryGradPrune;
   Record meta = metaRecord(o, driver.deviceInfo(0));
   meta.set("package_bf16", ops::flashAttentionPackage(torch::kBFloat16, true, 0));
   meta.set("package_f32", ops::flashAttentionPackage(torch::kFloat32, true, 0));

@@ -59,7 +59,8 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
   std::string dir = packageDir();
   std::string file = flashAttentionPackage(dtype, causal, device, variant);
   std::lock_guard<std::mutex> lock(mutex);
-  std::string key = file + "|" + options.prune + "|" + options.forwardPrune;
+  std::string key =
+      file + "|" + options.prune + "|" + options.forwardPrune + "|" + options.queryGradPrune;
   auto it = loaded.find(key);
   if (it != loaded.end())
     return it->second;
@@ -68,16 +69,18 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
          "' variant: `ninja tessel-attention-variants` builds them from examples/attention/ "
          "(bf16 and f16 on sm_90a; kernels/CMakeLists.txt lists which are causal)");
   Package package = Package::load(dir + "/" + file + ".tslpkg");
-  TuneOptions tuning, forward;
-  tuning.prune = options.prune;
-  forward.prune = options.forwardPrune.empty() ? options.prune
-                  : options.prune.empty()      ? options.forwardPrune
-                                               : "(" + options.prune + ") or (" +
-                                                     options.forwardPrune + ")";
-  Kernels k{TunedKernel::load(package, "attention_fwd", forward),
+  // `prune` for every tuned kernel, or-ed with the kernel's own condition.
+  auto pruning = [&](const std::string &own) {
+    TuneOptions tuning;
+    tuning.prune = own.empty()             ? options.prune
+                   : options.prune.empty() ? own
+                                           : "(" + options.prune + ") or (" + own + ")";
+    return tuning;
+  };
+  Kernels k{TunedKernel::load(package, "attention_fwd", pruning(options.forwardPrune)),
             TunedKernel::load(package, "attention_bwd_preprocess"),
-            TunedKernel::load(package, "attention_bwd_dkdv", tuning),
-            TunedKernel::load(package, "attention_bwd_dq", tuning)};
+            TunedKernel::load(package, "attention_bwd_dkdv", pruning("")),
+            TunedKernel::load(package, "attention_bwd_dq", pruning(options.queryGradPrune))};
   return loaded.emplace(key, std::move(k)).first->second;
 }
 

@@ -49,6 +49,8 @@ struct FlashAttentionOptions {
   /// Or-ed with `prune` for the forward alone ("not warp_specialize": only its
   /// warp-specialized tiles).
   std::string forwardPrune;
+  /// Or-ed with `prune` for the dQ kernel alone (its tiles timed against each other).
+  std::string queryGradPrune;
 };
 
 /// The process-wide options flashAttention() uses (set before the first call).
