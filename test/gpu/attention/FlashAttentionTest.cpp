@@ -243,21 +243,22 @@ TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
   EXPECT_GT(checked, 0) << "no pipeline depth has tiles for d=" << d << ": nothing was checked";
 }
 
-// The warp-specialized forward tiles alone (sm_90a packages; a producer warpgroup copies K
-// and V by TMA into rings the consumers release): query lengths that are multiples of 16
-// take the specialised variant, the one whose loads come by TMA; key lengths ragged or not,
-// both loops (unmasked, then masked tiles), a program whose loops run no tile (causal, more
-// queries than keys), several (batch, head) pairs.
-TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
+// The warp-specialized tiles alone (sm_90a packages; a producer warpgroup copies K and V by
+// TMA into rings the consumers release): the forward's, and the dQ kernel's with them. Query
+// lengths that are multiples of 16 take the specialised variant, the one whose loads come by
+// TMA; key lengths ragged or not, every loop (unmasked, then masked tiles), a program whose
+// loops run no tile (causal, more queries than keys), several (batch, head) pairs.
+TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(5);
   auto [dt, d] = GetParam();
   if (dt.exact)
     GTEST_SKIP() << "no wgmma for exact f32";
-  // Each warp-specialized key-tile width in turn (64 and 128 keys). A sliding window gives
-  // the forward three key loops, all of them running tiles: one set of rings carried
-  // through the three.
+  // Each warp-specialized forward key-tile width in turn (64 and 128 keys). A sliding window
+  // gives the forward and dQ three key loops, all of them running tiles: one set of rings
+  // carried through the three.
   int checked = 0;
+  ops::flashAttentionOptions().queryGradPrune = "not warp_specialize";
   for (const char *prune : {"not warp_specialize or BLOCK_N != 64",
                             "not warp_specialize or BLOCK_N != 128"}) {
     ops::flashAttentionOptions().forwardPrune = prune;
@@ -276,11 +277,12 @@ TEST_P(FlashAttentionGpu, WarpSpecializedForward) {
     }
   }
   ops::flashAttentionOptions().forwardPrune.clear();
+  ops::flashAttentionOptions().queryGradPrune.clear();
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && (d == 64 || d == 128)) {
-    EXPECT_EQ(checked, 16) << "the sm_90a package has warp-specialized 64- and 128-key tiles "
-                              "for d=" << d;
+    EXPECT_EQ(checked, 16) << "the sm_90a package has warp-specialized forward (64- and "
+                              "128-key) and dQ tiles for d=" << d;
   }
 }
 
