@@ -359,7 +359,7 @@ TEST(AttentionVariantErrors, WhatTheOpCannotServeGetsAClearError) {
                                               torch::tensor({0, 2}, ints)); },
               "must be 3-D (total tokens, heads, head_dim)");
   expectError([&] { ops::flashAttentionVarlen(packed, packed, packed, ops::PackedSequences{}); },
-              "make them with packSequences");
+              "not made by packSequences");
   ops::AttentionOptions unknown;
   unknown.variant.name = "no_such_variant";
   expectError([&] { call(unknown); }, "no package flash_attention_no_such_variant_bf16");

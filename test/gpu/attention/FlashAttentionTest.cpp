@@ -257,8 +257,9 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   // Each warp-specialized forward key-tile width in turn (64 and 128 keys). A sliding window
   // gives the forward and dQ three key loops, all of them running tiles: one set of rings
   // carried through the three.
-  int checked = 0;
-  ops::flashAttentionOptions().queryGradPrune = "not warp_specialize";
+  // Each case runs with the specialized dQ tile where this head dim has one, else with
+  // every dQ tile.
+  int checked = 0, withDq = 0;
   for (const char *prune : {"not warp_specialize or BLOCK_N != 64",
                             "not warp_specialize or BLOCK_N != 128"}) {
     ops::flashAttentionOptions().forwardPrune = prune;
@@ -267,22 +268,29 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
           {512, 1000, false, -1}, {256, 1000, true, -1}, {1024, 256, true, -1},
           {128, 64, false, -1}, {2048, 2048, false, -1}, {1000, 1000, true, 300},
           {777, 1300, true, 520}}) {
-      checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
-                                      std::string(dt.name) + " d=" + std::to_string(d) +
-                                          " warp-specialized (" + prune + ") lq=" +
-                                          std::to_string(lq) + " lk=" + std::to_string(lk) +
-                                          (causal ? " causal" : "") + " window " +
-                                          std::to_string(window),
-                                      window);
+      std::string label = std::string(dt.name) + " d=" + std::to_string(d) +
+                          " warp-specialized (" + prune + ") lq=" + std::to_string(lq) +
+                          " lk=" + std::to_string(lk) + (causal ? " causal" : "") +
+                          " window " + std::to_string(window);
+      ops::flashAttentionOptions().queryGradPrune = "not warp_specialize";
+      int ran = checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt, label + ", dQ specialized",
+                                     window);
+      withDq += ran;
+      ops::flashAttentionOptions().queryGradPrune.clear();
+      if (!ran)
+        ran = checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt, label, window);
+      checked += ran;
     }
   }
   ops::flashAttentionOptions().forwardPrune.clear();
-  ops::flashAttentionOptions().queryGradPrune.clear();
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && (d == 64 || d == 128)) {
-    EXPECT_EQ(checked, 16) << "the sm_90a package has warp-specialized forward (64- and "
-                              "128-key) and dQ tiles for d=" << d;
+    EXPECT_EQ(checked, 16) << "the sm_90a package has warp-specialized 64- and 128-key "
+                              "forward tiles for d=" << d;
+    if (d == 128) {
+      EXPECT_EQ(withDq, 16) << "the sm_90a package has a warp-specialized dQ tile for d=128";
+    }
   }
 }
 
