@@ -116,6 +116,16 @@ torch::Tensor rowsContiguous(const torch::Tensor &t) {
   return t.size(3) <= 1 || t.stride(3) == 1 ? t : t.contiguous();
 }
 
+/// An uninitialised gradient of `t`'s batch, head dim and dtype with `heads` heads of `seq`
+/// rows, laid out as `t`: tokens-major (batch, seq, heads, d) when `t`'s seq stride is the
+/// larger, else heads-major (batch, heads, seq, d); the rows contiguous either way.
+torch::Tensor gradientLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
+  int64_t batch = t.size(0), d = t.size(3);
+  bool tokensMajor = t.size(1) > 1 && t.size(2) > 1 && t.stride(2) > t.stride(1);
+  return tokensMajor ? torch::empty({batch, seq, heads, d}, t.options()).transpose(1, 2)
+                     : torch::empty({batch, heads, seq, d}, t.options());
+}
+
 void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
   args.insert(args.end(), more.begin(), more.end());
 }
@@ -361,11 +371,13 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   torch::Tensor dout = rowsContiguous(doutIn.to(q.scalar_type()));
   int64_t batch = q.size(0), heads = q.size(1), seqQ = q.size(2), seqK = k.size(2), d = q.size(3);
   int64_t kvHeads = k.size(1);
-  auto dq = torch::empty({batch, heads, seqQ, d}, q.options());
+  // The gradients in their input's layout, heads-major or tokens-major (the kernels take
+  // their strides), so that autograd need not copy them into it.
+  auto dq = gradientLike(q, heads, seqQ);
   // Grouped-query attention: the dK/dV kernel writes one gradient per query head, summed
   // over each group below (as FlashAttention-2; no atomics, deterministic).
-  auto dk = torch::empty({batch, heads, seqK, d}, q.options());
-  auto dv = torch::empty({batch, heads, seqK, d}, q.options());
+  auto dk = gradientLike(k, heads, seqK);
+  auto dv = gradientLike(k, heads, seqK);
   auto perKvHead = [&](const torch::Tensor &g) {
     return kvHeads == heads ? g
                             : g.view({batch, kvHeads, heads / kvHeads, seqK, d}).sum(2);
@@ -393,11 +405,13 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), q.data_ptr(), k.data_ptr(),
                            v.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
   append(dkdv, tail);
+  append(dkdv, strides3(dk, "dk"));
   kernels.dkdv.launch(
       [&](const Config &c) { return Grid(cdiv(seqK, c["BLOCK_N"]), batch * heads); }, dkdv, stream);
   std::vector<Arg> dqArgs = {dq.data_ptr(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
                              dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
   append(dqArgs, tail);
+  append(dqArgs, strides3(dq, "dq"));
   kernels.dq.launch(
       [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, dqArgs,
       stream);

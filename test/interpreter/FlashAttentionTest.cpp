@@ -138,10 +138,12 @@ Reference attention(const Case &c, const Variant &var, double scale,
 }
 
 /// Largest |got - want| over the elements, relative to max(1, largest |want|).
-double relativeError(const HostTensor &got, const std::vector<double> &want) {
+/// `where` (if set) places element i of the heads-major reference in `got`.
+double relativeError(const HostTensor &got, const std::vector<double> &want,
+                     const std::function<size_t(size_t)> &where = nullptr) {
   double err = 0, mag = 1;
   for (size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, std::fabs(double(got.get(i)) - want[i]));
+    err = std::max(err, std::fabs(double(got.get(where ? where(i) : i)) - want[i]));
     mag = std::max(mag, std::fabs(want[i]));
   }
   return err / mag;
@@ -190,6 +192,9 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   HostTensor dout = randomTensor(dt, size_t(B * M * H * D), 12, 1.0f);
   HostTensor o(dt, size_t(B * H * M * D)), dq(dt, size_t(B * H * M * D));
   HostTensor dk(dt, size_t(B * H * N * D)), dv(dt, size_t(B * H * N * D));
+  // The gradients' layouts: dq tokens-major (batch, seq, heads, D), dk and dv heads-major.
+  View dqv{int64_t(M) * H * D, D, int64_t(H) * D, 0};
+  View dkv{int64_t(H) * N * D, int64_t(N) * D, D, 0};
   HostTensor lse("f32", size_t(B * H * M)), delta("f32", size_t(B * H * M));
   MemoryMap mem;
   mem.add(qkv.data(), qkv.bytes.size(), "qkv");
@@ -220,8 +225,8 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   ASSERT_EQ(run(fwd, {qTiles, B * H}, cat(cat({o.data(), lse.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), qkvStrides), mem), "");
   ASSERT_EQ(run(pre, {(M + 15) / 16, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
   std::vector<Arg> bwdTail = cat(cat(common, qkvStrides), strides(dov));
-  ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), mem), "");
-  ASSERT_EQ(run(dqk, {qTiles, B * H}, cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), mem), "");
+  ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat(cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), strides(dkv)), mem), "");
+  ASSERT_EQ(run(dqk, {qTiles, B * H}, cat(cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), strides(dqv)), mem), "");
 
   // k and v by query head: h reads key/value head h / group. The reference's dk and dv
   // are per query head, as the kernel writes them.
@@ -234,7 +239,11 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
     return double(dout.get(size_t(dov.at(b, h, s, d))));
   });
   EXPECT_LE(relativeError(o, ref.o), tol) << "output";
-  EXPECT_LE(relativeError(dq, ref.dq), 2 * tol) << "dq";
+  auto tokensMajor = [&](size_t i) { // heads-major index i -> dq's element
+    int d = int(i % D), s = int(i / D % M), h = int(i / D / M % H), b = int(i / D / M / H);
+    return size_t(dqv.at(b, h, s, d));
+  };
+  EXPECT_LE(relativeError(dq, ref.dq, tokensMajor), 2 * tol) << "dq";
   EXPECT_LE(relativeError(dk, ref.dk), 2 * tol) << "dk";
   EXPECT_LE(relativeError(dv, ref.dv), 2 * tol) << "dv";
   for (size_t i = 0; i < ref.lse.size(); ++i) {
