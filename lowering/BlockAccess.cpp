@@ -76,13 +76,13 @@ Value matchExpand(Value v, int64_t axis) {
 FailureOr<ArgOrConstant> matchBound(Value v, Value index, int64_t axis) {
   Value test = skipBroadcast(v);
   auto expand = test.getDefiningOp<ExpandDimsOp>();
-  if (expand && expand.getAxis() == axis)
+  bool expandedAfter = expand && expand.getAxis() == axis;
+  if (expandedAfter)
     test = expand.getSrc();
   auto cmp = test.getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::slt)
     return failure();
-  Value lhs = expand && expand.getAxis() == axis ? skipBroadcast(cmp.getLhs())
-                                                 : matchExpand(cmp.getLhs(), axis);
+  Value lhs = expandedAfter ? skipBroadcast(cmp.getLhs()) : matchExpand(cmp.getLhs(), axis);
   if (lhs != index)
     return failure();
   Value bound = matchSplat(cmp.getRhs());

@@ -135,6 +135,8 @@ private:
   void emitCopies(OpBuilder &b, Value iv, Value slot);
   /// The producer's loop: wait for a slot's release, copy an iteration into it.
   void emitProducerLoop(OpBuilder &b);
+  /// slot + 1, and whether that is past a ring of plan.stages (the next slot is then 0).
+  std::pair<Value, Value> incrementSlot(OpBuilder &b, Value slot) const;
   /// The slot after `slot` in a ring of plan.stages (0 after the last).
   Value nextSlot(OpBuilder &b, Value slot) const;
   /// The slot after `slot` and the parity of its phase (flipped where the ring wraps).
@@ -359,17 +361,19 @@ void LoopPipeliner::emitCopies(OpBuilder &b, Value iv, Value slot) {
   AsyncCommitOp::create(b, loc);
 }
 
-Value LoopPipeliner::nextSlot(OpBuilder &b, Value slot) const {
+std::pair<Value, Value> LoopPipeliner::incrementSlot(OpBuilder &b, Value slot) const {
   Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
-  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                     constant(b, i32, plan.stages));
+  return {next, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                      constant(b, i32, plan.stages))};
+}
+
+Value LoopPipeliner::nextSlot(OpBuilder &b, Value slot) const {
+  auto [next, wrap] = incrementSlot(b, slot);
   return arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next);
 }
 
 std::pair<Value, Value> LoopPipeliner::advance(OpBuilder &b, Value slot, Value parity) const {
-  Value next = arith::AddIOp::create(b, loc, slot, constant(b, i32, 1));
-  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                     constant(b, i32, plan.stages));
+  auto [next, wrap] = incrementSlot(b, slot);
   Value flip = arith::ExtUIOp::create(b, loc, i32, wrap);
   return {arith::SelectOp::create(b, loc, wrap, constant(b, i32, 0), next),
           arith::XOrIOp::create(b, loc, parity, flip)};
