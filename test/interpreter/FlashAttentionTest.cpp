@@ -37,6 +37,7 @@ struct Case {
   int kvHeads = 0; ///< 0: heads (multi-head attention)
   int tile = 0;    ///< HEAD, the tile's head dim; 0: head
   int window = -1; ///< sliding window: keys left of the diagonal a query sees; -1: none
+  int shares = 1;  ///< programs along grid z: shares of the keys (forward, dQ) or queries (dK/dV)
 };
 
 /// A (batch, heads, seq, head) view into a buffer: element offsets of its strides.
@@ -158,6 +159,7 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
                (c.causal ? " causal" : "") + " blocks " + std::to_string(c.blockM) + "x" +
                std::to_string(c.blockN) + " kv heads " + std::to_string(c.kvHeads) +
                " tile " + std::to_string(c.tile) + " window " + std::to_string(c.window) +
+               " shares " + std::to_string(c.shares) +
                (var.file ? std::string(" ") + var.file : std::string()));
   int tile = c.tile ? c.tile : c.head;
   std::vector<std::string> defines = {
@@ -175,7 +177,12 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
                                    {"T=" + dt, "HEAD=" + std::to_string(tile), "BLOCK_M=16"});
   SourceKernel dkdv = compileKernel(file, "attention_bwd_dkdv", defines);
   SourceKernel dqk = compileKernel(file, "attention_bwd_dq", defines);
-  ASSERT_TRUE(fwd.kernel && pre.kernel && dkdv.kernel && dqk.kernel);
+  std::vector<std::string> reduceDefines = {"T=" + dt, "HEAD=" + std::to_string(tile),
+                                            "BLOCK_M=16"};
+  SourceKernel combine = compileKernel(file, "attention_fwd_combine", reduceDefines);
+  SourceKernel sum = compileKernel(file, "attention_bwd_sum", reduceDefines);
+  ASSERT_TRUE(fwd.kernel && pre.kernel && dkdv.kernel && dqk.kernel && combine.kernel &&
+              sum.kernel);
 
   int B = c.batch, H = c.heads, M = c.seqQ, N = c.seqK, D = c.head;
   int KV = c.kvHeads ? c.kvHeads : H, group = H / KV;
@@ -196,7 +203,14 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   View dqv{int64_t(M) * H * D, D, int64_t(H) * D, 0};
   View dkv{int64_t(H) * N * D, int64_t(N) * D, D, 0};
   HostTensor lse("f32", size_t(B * H * M)), delta("f32", size_t(B * H * M));
+  // The shares' partials (c.shares > 1): [share][batch x head][seq][D] f32, and lse's.
+  int S = c.shares;
+  HostTensor oPart("f32", size_t(S * B * H * M * D)), lsePart("f32", size_t(S * B * H * M));
+  HostTensor dqPart("f32", size_t(S * B * H * M * D));
+  HostTensor dkPart("f32", size_t(S * B * H * N * D)), dvPart("f32", size_t(S * B * H * N * D));
   MemoryMap mem;
+  for (HostTensor *t : {&oPart, &lsePart, &dqPart, &dkPart, &dvPart})
+    mem.add(t->data(), t->bytes.size(), "partial");
   mem.add(qkv.data(), qkv.bytes.size(), "qkv");
   mem.add(dout.data(), dout.bytes.size(), "do");
   mem.add(o.data(), o.bytes.size(), "o");
@@ -222,11 +236,22 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   int window = c.window < 0 ? N : std::min(c.window, N);
   std::vector<Arg> common = {M, N, H, KV, D, window, scale};
   std::vector<Arg> qkvStrides = cat(cat(strides(qv), strides(kv)), strides(vv));
-  ASSERT_EQ(run(fwd, {qTiles, B * H}, cat(cat({o.data(), lse.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), qkvStrides), mem), "");
-  ASSERT_EQ(run(pre, {(M + 15) / 16, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
+  int64_t rTiles = (M + 15) / 16;
+  // Each share's length: a multiple of every tile (32), the whole sequence with one share.
+  auto shareOf = [&](int length) { return (length + 32 * S - 1) / (32 * S) * 32; };
+  int keyShare = shareOf(N), queryShare = shareOf(M);
+  ASSERT_EQ(run(fwd, {qTiles, B * H, S}, cat(cat({o.data(), lse.data(), oPart.data(), lsePart.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), cat(qkvStrides, {keyShare})), mem), "");
+  if (S > 1)
+    ASSERT_EQ(run(combine, {rTiles, B * H}, {o.data(), lse.data(), oPart.data(), lsePart.data(), M, D, S}, mem), "");
+  ASSERT_EQ(run(pre, {rTiles, B * H}, cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), mem), "");
   std::vector<Arg> bwdTail = cat(cat(common, qkvStrides), strides(dov));
-  ASSERT_EQ(run(dkdv, {kTiles, B * H}, cat(cat({dk.data(), dv.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), strides(dkv)), mem), "");
-  ASSERT_EQ(run(dqk, {qTiles, B * H}, cat(cat({dq.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), strides(dqv)), mem), "");
+  ASSERT_EQ(run(dkdv, {kTiles, B * H, S}, cat(cat({dk.data(), dv.data(), dkPart.data(), dvPart.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), cat(strides(dkv), {queryShare})), mem), "");
+  ASSERT_EQ(run(dqk, {qTiles, B * H, S}, cat(cat({dq.data(), dqPart.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), cat(strides(dqv), {keyShare})), mem), "");
+  if (S > 1) {
+    ASSERT_EQ(run(sum, {(N + 15) / 16, B * H}, cat({dk.data(), dkPart.data(), N, H, D, S}, strides(dkv)), mem), "");
+    ASSERT_EQ(run(sum, {(N + 15) / 16, B * H}, cat({dv.data(), dvPart.data(), N, H, D, S}, strides(dkv)), mem), "");
+    ASSERT_EQ(run(sum, {rTiles, B * H}, cat({dq.data(), dqPart.data(), M, H, D, S}, strides(dqv)), mem), "");
+  }
 
   // k and v by query head: h reads key/value head h / group. The reference's dk and dv
   // are per query head, as the kernel writes them.
@@ -282,6 +307,12 @@ TEST_P(FlashAttentionTest, ForwardAndBackwardMatchDouble) {
       // Sliding windows narrower than a tile, across several, with lengths that differ.
       {1, 2, 45, 45, 16, true, 16, 16, 0, 0, 7},  {1, 1, 29, 61, 16, false, 16, 16, 0, 0, 20},
       {2, 2, 70, 70, 32, true, 16, 32, 1, 0, 33}, {1, 2, 61, 29, 16, true, 32, 16, 0, 0, 0},
+      // The work split into shares along grid z (small grids): ragged, causal with more
+      // queries than keys (rows that see nothing), windows, grouped heads, a padded head
+      // dim, and more shares than tiles (empty shares).
+      {1, 1, 70, 70, 16, true, 16, 16, 0, 0, -1, 3}, {1, 2, 45, 61, 32, false, 16, 32, 1, 0, -1, 2},
+      {1, 1, 61, 29, 16, true, 16, 16, 0, 0, -1, 2}, {1, 2, 70, 70, 16, true, 16, 16, 0, 0, 20, 3},
+      {1, 2, 37, 37, 24, true, 16, 16, 1, 32, -1, 2}, {1, 1, 29, 29, 16, false, 16, 16, 0, 0, -1, 4},
   };
   for (const Case &c : cases)
     checkCase(dt, ieee, tol, c, Variant());
