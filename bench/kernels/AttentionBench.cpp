@@ -59,6 +59,7 @@ struct Options {
       plot;
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
+  int64_t shares = 0; ///< FlashAttentionOptions::shares (0: chosen from the grid)
   bool exactF32 = false;
   /// The realistic study's shapes ("BxHxLxD", ":full" for non-causal) and implementations;
   /// empty: the study's own.
@@ -593,6 +594,7 @@ Record metaRecord(const Options &o, const DeviceInfo &device) {
   meta.set("exact_f32", int64_t(o.exactF32));
   meta.set("forward_prune", o.forwardPrune);
   meta.set("dq_prune", o.queryGradPrune);
+  meta.set("shares", o.shares);
   meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal; with a window, 4*B*H*d per visible pair), bwd 2.5x fwd");
   return meta;
 }
@@ -679,6 +681,10 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
             "condition, e.g. 'num_warps != 8'), to time one tile against another",
             o.forwardPrune);
   flags.add("dq-prune", "EXPR", "the same for Tessel's dQ (backward) tiles", o.queryGradPrune);
+  flags.add("shares", "N",
+            "split Tessel's small grids into N shares of the keys (forward, dQ) or queries "
+            "(dK/dV); 1: never; 0: chosen from the grid and the SMs (default)",
+            o.shares);
   flags.add("json", "FILE", "write the results as JSON (--plot alone: FILE.json beside it)",
             o.json);
   flags.add("csv", "FILE", "write the results as CSV", o.csv);
@@ -723,6 +729,8 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
       !positive({o.passes, o.samples, o.sweepSamples}) || o.warmup < 0)
     return usage("--head-dim, --naive-seq, --passes, --samples and --sweep-samples must be "
                  "positive, --warmup not negative");
+  if (o.shares < 0 || o.shares > 65535)
+    return usage("--shares must be 0 (chosen from the grid) to 65535");
   if (o.minSeq <= 0 || o.maxSeq < o.minSeq)
     return usage("--min-seq must be positive and at most --max-seq");
   if (!o.plot.empty() && o.json.empty())
@@ -747,6 +755,7 @@ int runAttention(int argc, char **argv) {
   fa.exactF32 = o.exactF32;
   fa.forwardPrune = o.forwardPrune;
   fa.queryGradPrune = o.queryGradPrune;
+  fa.shares = int(o.shares);
   Record meta = metaRecord(o, driver.deviceInfo(0));
   meta.set("package_bf16", ops::flashAttentionPackage(torch::kBFloat16, true, 0));
   meta.set("package_f32", ops::flashAttentionPackage(torch::kFloat32, true, 0));

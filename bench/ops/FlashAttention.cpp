@@ -36,9 +36,10 @@ std::string describe(const torch::Tensor &t) {
   return out.str();
 }
 
-/// The four kernels of one package (dtype, causal).
+/// The kernels of one package (dtype, causal): the four of the attention, and the two that
+/// merge a split grid's shares.
 struct Kernels {
-  TunedKernel fwd, preprocess, dkdv, dq;
+  TunedKernel fwd, preprocess, dkdv, dq, combine, sum;
 };
 
 std::string packageDir() {
@@ -80,7 +81,9 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
   Kernels k{TunedKernel::load(package, "attention_fwd", pruning(options.forwardPrune)),
             TunedKernel::load(package, "attention_bwd_preprocess"),
             TunedKernel::load(package, "attention_bwd_dkdv", pruning("")),
-            TunedKernel::load(package, "attention_bwd_dq", pruning(options.queryGradPrune))};
+            TunedKernel::load(package, "attention_bwd_dq", pruning(options.queryGradPrune)),
+            TunedKernel::load(package, "attention_fwd_combine"),
+            TunedKernel::load(package, "attention_bwd_sum")};
   return loaded.emplace(key, std::move(k)).first->second;
 }
 
@@ -125,6 +128,43 @@ torch::Tensor gradientLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
   return tokensMajor ? torch::empty({batch, seq, heads, d}, t.options()).transpose(1, 2)
                      : torch::empty({batch, heads, seq, d}, t.options());
 }
+
+/// How many shares to split a kernel's inner loop into along grid z, for `programs`
+/// programs (a 128-row tile's count) each looping over `length` keys or queries: one
+/// where the grid fills the GPU; else FlashAttention-2's split-KV rule, the fewest shares
+/// whose waves are at least 85% as full as the fullest, each share at least two 128-row
+/// tiles long. FlashAttentionOptions::shares overrides (capped at one share per 64 rows).
+int64_t sharesFor(int64_t programs, int64_t length, int device) {
+  int64_t fixed = flashAttentionOptions().shares;
+  if (fixed > 0)
+    return std::clamp<int64_t>(cdiv(length, 64), 1, fixed);
+  int64_t sms = Driver::get().deviceInfo(device).multiprocessors;
+  if (programs <= 0 || sms <= 0 || 5 * programs >= 4 * sms)
+    return 1;
+  int64_t most = std::clamp<int64_t>(std::min<int64_t>(length / 256, sms), 1, 16);
+  auto efficiency = [&](int64_t shares) {
+    double waves = double(programs * shares) / double(sms);
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (int64_t s = 1; s <= most; ++s)
+    best = std::max(best, efficiency(s));
+  for (int64_t s = 1; s <= most; ++s)
+    if (efficiency(s) >= 0.85 * best)
+      return s;
+  return 1;
+}
+
+/// A split of `length` keys or queries into shares of whole 128-row tiles (a multiple of
+/// every tile the kernels have): how many, and each one's length, the kernels' `share`
+/// (the whole length, rounded up to a tile, for one share).
+struct Split {
+  int64_t shares, length;
+  Split(int64_t wanted, int64_t total)
+      : length(std::max<int64_t>(1, cdiv(cdiv(total, 128), std::max<int64_t>(wanted, 1))) * 128) {
+    shares = std::max<int64_t>(1, cdiv(total, length));
+  }
+};
 
 void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
   args.insert(args.end(), more.begin(), more.end());
@@ -344,16 +384,35 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
   if (out.numel() == 0)
     return {out, lse};
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
-  std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(), q.data_ptr(), k.data_ptr(),
-                           v.data_ptr()};
+  // A small grid splits the keys into shares, merged by attention_fwd_combine.
+  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, int(q.get_device())), seqK);
+  int64_t shares = split.shares;
+  torch::Tensor outPart, lsePart;
+  if (shares > 1) {
+    outPart = torch::empty({shares, batch * heads, seqQ, d}, lse.options());
+    lsePart = torch::empty({shares, batch * heads, seqQ}, lse.options());
+  }
+  std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(),
+                           shares > 1 ? outPart.data_ptr() : nullptr,
+                           shares > 1 ? lsePart.data_ptr() : nullptr, q.data_ptr(),
+                           k.data_ptr(), v.data_ptr()};
   append(args, variantArgs(variant));
   append(args, {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads), int32_t(kvHeads),
                 int32_t(d), windowArg(window, seqK), float(scale)});
   append(args, strides3(q, "q"));
   append(args, strides3(k, "k"));
   append(args, strides3(v, "v"));
-  auto grid = [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); };
+  args.push_back(i32(split.length, "the keys' share"));
+  auto grid = [&](const Config &c) {
+    return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads, shares);
+  };
   kernels.fwd.launch(grid, args, currentStream());
+  if (shares > 1)
+    kernels.combine.launch(
+        [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); },
+        {out.data_ptr(), lse.data_ptr(), outPart.data_ptr(), lsePart.data_ptr(),
+         int32_t(seqQ), int32_t(d), int32_t(shares)},
+        currentStream());
   return {out, lse};
 }
 
@@ -402,19 +461,50 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   append(tail, strides3(k, "k"));
   append(tail, strides3(v, "v"));
   append(tail, strides3(dout, "the output gradient"));
-  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), q.data_ptr(), k.data_ptr(),
-                           v.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
+  // A small grid splits dK/dV's queries and dQ's keys into shares: f32 partials, summed
+  // by attention_bwd_sum into the gradients.
+  int device = int(q.get_device());
+  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, device), seqQ);
+  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, device), seqK);
+  int64_t kvShares = querySplit.shares, qShares = keySplit.shares;
+  auto partial = [&](int64_t shares, int64_t seq) {
+    return shares > 1 ? torch::empty({shares, batch * heads, seq, d}, delta.options())
+                      : torch::Tensor();
+  };
+  auto pointer = [](const torch::Tensor &t) -> void * { return t.defined() ? t.data_ptr() : nullptr; };
+  torch::Tensor dkPart = partial(kvShares, seqK), dvPart = partial(kvShares, seqK);
+  torch::Tensor dqPart = partial(qShares, seqQ);
+  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), pointer(dkPart), pointer(dvPart),
+                           q.data_ptr(), k.data_ptr(), v.data_ptr(), dout.data_ptr(),
+                           lse.data_ptr(), delta.data_ptr()};
   append(dkdv, tail);
   append(dkdv, strides3(dk, "dk"));
+  dkdv.push_back(i32(querySplit.length, "the queries' share"));
   kernels.dkdv.launch(
-      [&](const Config &c) { return Grid(cdiv(seqK, c["BLOCK_N"]), batch * heads); }, dkdv, stream);
-  std::vector<Arg> dqArgs = {dq.data_ptr(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                             dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
+      [&](const Config &c) { return Grid(cdiv(seqK, c["BLOCK_N"]), batch * heads, kvShares); },
+      dkdv, stream);
+  std::vector<Arg> dqArgs = {dq.data_ptr(), pointer(dqPart), q.data_ptr(), k.data_ptr(),
+                             v.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
   append(dqArgs, tail);
   append(dqArgs, strides3(dq, "dq"));
+  dqArgs.push_back(i32(keySplit.length, "the keys' share"));
   kernels.dq.launch(
-      [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, dqArgs,
-      stream);
+      [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads, qShares); },
+      dqArgs, stream);
+  auto sum = [&](const torch::Tensor &grad, const torch::Tensor &part, int64_t shares,
+                 int64_t seq, const char *name) {
+    if (shares <= 1)
+      return;
+    std::vector<Arg> args = {grad.data_ptr(), part.data_ptr(), int32_t(seq), int32_t(heads),
+                             int32_t(d), int32_t(shares)};
+    append(args, strides3(grad, name));
+    kernels.sum.launch(
+        [&](const Config &c) { return Grid(cdiv(seq, c["BLOCK_M"]), batch * heads); }, args,
+        stream);
+  };
+  sum(dk, dkPart, kvShares, seqK, "dk");
+  sum(dv, dvPart, kvShares, seqK, "dv");
+  sum(dq, dqPart, qShares, seqQ, "dq");
   return {dq, perKvHead(dk), perKvHead(dv)};
 }
 

@@ -343,6 +343,30 @@ TEST_P(FlashAttentionGpu, SlidingWindow) {
     checkVariant(dt, 1, s);
 }
 
+// A grid with fewer programs than SMs splits its keys (forward, dQ) or queries (dK/dV) into
+// shares merged by a second kernel; here each share count forced (1: never split; 3 and 7,
+// ragged, some shares empty): lengths that differ, rows that see nothing (causal, more
+// queries than keys), a sliding window, grouped-query heads.
+TEST_P(FlashAttentionGpu, SharesOfSmallGrids) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(6);
+  auto [dt, d] = GetParam();
+  for (int shares : {1, 3, 7}) {
+    ops::flashAttentionOptions().shares = shares;
+    for (auto [lq, lk, causal, window, kv] :
+         {std::tuple<int64_t, int64_t, bool, int64_t, int64_t>{1000, 1000, true, -1, 0},
+          {777, 1500, false, -1, 0}, {1500, 777, true, -1, 0}, {2048, 2048, true, 300, 0},
+          {1300, 1300, false, -1, 1}})
+      checkCase(1, 2, lq, lk, d, causal, dt.dtype, dt.exact,
+                std::string(dt.name) + " d=" + std::to_string(d) + " shares " +
+                    std::to_string(shares) + " lq=" + std::to_string(lq) +
+                    " lk=" + std::to_string(lk) + (causal ? " causal" : "") +
+                    " window " + std::to_string(window) + " kv heads " + std::to_string(kv),
+                dt.suffix, kv, window);
+  }
+  ops::flashAttentionOptions().shares = 0;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     DTypesAndHeadDims, FlashAttentionGpu,
     ::testing::Combine(::testing::Values(DTypeCase{"bf16", torch::kBFloat16, false},
