@@ -371,6 +371,8 @@ TEST_P(FlashAttentionTest, ScoreAndMaskFunctionsMatchDouble) {
     bool scoreFunction = &var == &softcap || &var == &alibi;
     checkCase(dt, ieee, tol, {2, 4, 45, 45, 16, scoreFunction, 16, 16, 2}, var);
     checkCase(dt, ieee, tol, {2, 2, 45, 45, 24, false, 32, 16, 0, 32}, var);
+    // Split into shares: key and query ranges narrowed by the mask, then by the share.
+    checkCase(dt, ieee, tol, {2, 2, 45, 45, 16, scoreFunction, 16, 16, 1, 0, -1, 3}, var);
   }
 }
 
@@ -420,8 +422,9 @@ TEST_P(FlashAttentionTest, PackedSequencesMatchDouble) {
   std::vector<int> cuQ = {0, 3, 20, 20, 30, 45}, cuK = {0, 10, 15, 30, 30, 37};
   for (auto [causal, window] : {std::pair{true, -1}, std::pair{false, -1}, std::pair{true, 4},
                                 std::pair{false, 4}})
-    checkCase(dt, ieee, tol, {1, 4, 45, 37, 16, false, 16, 16, 2},
-              packedSequences(cuQ, cuK, causal, window));
+    for (int shares : {1, 2})
+      checkCase(dt, ieee, tol, {1, 4, 45, 37, 16, false, 16, 16, 2, 0, -1, shares},
+                packedSequences(cuQ, cuK, causal, window));
   checkCase(dt, ieee, tol, {1, 2, 45, 45, 24, false, 32, 16, 0, 32},
             packedSequences({0, 17, 45}, {0, 17, 45}, true, -1));
 }
