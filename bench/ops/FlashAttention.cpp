@@ -119,10 +119,10 @@ torch::Tensor rowsContiguous(const torch::Tensor &t) {
   return t.size(3) <= 1 || t.stride(3) == 1 ? t : t.contiguous();
 }
 
-/// An uninitialised gradient of `t`'s batch, head dim and dtype with `heads` heads of `seq`
-/// rows, laid out as `t`: tokens-major (batch, seq, heads, d) when `t`'s seq stride is the
-/// larger, else heads-major (batch, heads, seq, d); the rows contiguous either way.
-torch::Tensor gradientLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
+/// An uninitialised output or gradient of `t`'s batch, head dim and dtype with `heads` heads
+/// of `seq` rows, laid out as `t`: tokens-major (batch, seq, heads, d) when `t`'s seq stride
+/// is the larger, else heads-major (batch, heads, seq, d); the rows contiguous either way.
+torch::Tensor layoutLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
   int64_t batch = t.size(0), d = t.size(3);
   bool tokensMajor = t.size(1) > 1 && t.size(2) > 1 && t.stride(2) > t.stride(1);
   return tokensMajor ? torch::empty({batch, seq, heads, d}, t.options()).transpose(1, 2)
@@ -130,18 +130,26 @@ torch::Tensor gradientLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
 }
 
 /// How many shares to split a kernel's inner loop into along grid z, for `programs`
-/// programs (a 128-row tile's count) each looping over `length` keys or queries: one
-/// where the grid fills the GPU; else FlashAttention-2's split-KV rule, the fewest shares
-/// whose waves are at least 85% as full as the fullest, each share at least two 128-row
-/// tiles long. FlashAttentionOptions::shares overrides (capped at one share per 64 rows).
-int64_t sharesFor(int64_t programs, int64_t length, int device) {
+/// programs (a 128-row tile's count) each looping over `length` keys or queries, at most
+/// 16 and each at least two 128-row tiles long. Full attention: FlashAttention-2's
+/// split-KV rule, none where the grid has 0.8x the SMs' programs, else the fewest shares
+/// whose waves are at least 85% as full as the fullest. Causal programs' lengths run from
+/// one tile to all, so the longest sets the time: enough shares that the longest program
+/// (length / shares) is at most 1.25x the SMs' average (programs x length / 2 / SMs),
+/// 1.6 SMs / programs. FlashAttentionOptions::shares overrides (one share per 64 rows at
+/// most).
+int64_t sharesFor(int64_t programs, int64_t length, bool causal, int device) {
   int64_t fixed = flashAttentionOptions().shares;
   if (fixed > 0)
     return std::clamp<int64_t>(cdiv(length, 64), 1, fixed);
   int64_t sms = Driver::get().deviceInfo(device).multiprocessors;
-  if (programs <= 0 || sms <= 0 || 5 * programs >= 4 * sms)
+  if (programs <= 0 || sms <= 0)
     return 1;
   int64_t most = std::clamp<int64_t>(std::min<int64_t>(length / 256, sms), 1, 16);
+  if (causal)
+    return std::clamp<int64_t>(cdiv(16 * sms, 10 * programs), 1, most);
+  if (5 * programs >= 4 * sms)
+    return 1;
   auto efficiency = [&](int64_t shares) {
     double waves = double(programs * shares) / double(sms);
     return waves / std::ceil(waves);
@@ -379,13 +387,16 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
 #endif
   int64_t batch = q.size(0), heads = q.size(1), seqQ = q.size(2), seqK = k.size(2), d = q.size(3);
   int64_t kvHeads = k.size(1);
-  auto out = torch::empty({batch, heads, seqQ, d}, q.options());
+  // O in q's layout: tokens-major q (the model's views of its fused projection) gets a
+  // tokens-major O, whose heads the model then merges without a copy.
+  auto out = layoutLike(q, heads, seqQ);
   auto lse = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
   if (out.numel() == 0)
     return {out, lse};
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
   // A small grid splits the keys into shares, merged by attention_fwd_combine.
-  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, int(q.get_device())), seqK);
+  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, int(q.get_device())),
+              seqK);
   int64_t shares = split.shares;
   torch::Tensor outPart, lsePart;
   if (shares > 1) {
@@ -402,17 +413,21 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
   append(args, strides3(q, "q"));
   append(args, strides3(k, "k"));
   append(args, strides3(v, "v"));
+  append(args, strides3(out, "the output"));
   args.push_back(i32(split.length, "the keys' share"));
   auto grid = [&](const Config &c) {
     return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads, shares);
   };
   kernels.fwd.launch(grid, args, currentStream());
-  if (shares > 1)
+  if (shares > 1) {
+    std::vector<Arg> merge = {out.data_ptr(), lse.data_ptr(), outPart.data_ptr(),
+                              lsePart.data_ptr(), int32_t(seqQ), int32_t(heads), int32_t(d),
+                              int32_t(shares)};
+    append(merge, strides3(out, "the output"));
     kernels.combine.launch(
-        [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); },
-        {out.data_ptr(), lse.data_ptr(), outPart.data_ptr(), lsePart.data_ptr(),
-         int32_t(seqQ), int32_t(d), int32_t(shares)},
+        [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, merge,
         currentStream());
+  }
   return {out, lse};
 }
 
@@ -432,11 +447,11 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   int64_t kvHeads = k.size(1);
   // The gradients in their input's layout, heads-major or tokens-major (the kernels take
   // their strides), so that autograd need not copy them into it.
-  auto dq = gradientLike(q, heads, seqQ);
+  auto dq = layoutLike(q, heads, seqQ);
   // Grouped-query attention: the dK/dV kernel writes one gradient per query head, summed
   // over each group below (as FlashAttention-2; no atomics, deterministic).
-  auto dk = gradientLike(k, heads, seqK);
-  auto dv = gradientLike(k, heads, seqK);
+  auto dk = layoutLike(k, heads, seqK);
+  auto dv = layoutLike(k, heads, seqK);
   auto perKvHead = [&](const torch::Tensor &g) {
     return kvHeads == heads ? g
                             : g.view({batch, kvHeads, heads / kvHeads, seqK, d}).sum(2);
@@ -448,9 +463,11 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
   CUstream stream = currentStream();
   auto delta = torch::empty({batch, heads, seqQ}, q.options().dtype(torch::kFloat32));
-  std::vector<Arg> pre = {delta.data_ptr(), out.data_ptr(), dout.data_ptr(),
+  torch::Tensor o = rowsContiguous(out.to(q.scalar_type()));
+  std::vector<Arg> pre = {delta.data_ptr(), o.data_ptr(), dout.data_ptr(),
                           i32(seqQ, "seq_q"), int32_t(heads), int32_t(d)};
   append(pre, strides3(dout, "the output gradient"));
+  append(pre, strides3(o, "the output"));
   kernels.preprocess.launch(
       [&](const Config &c) { return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads); }, pre, stream);
 
@@ -464,8 +481,8 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   // A small grid splits dK/dV's queries and dQ's keys into shares: f32 partials, summed
   // by attention_bwd_sum into the gradients.
   int device = int(q.get_device());
-  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, device), seqQ);
-  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, device), seqK);
+  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, causal, device), seqQ);
+  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, device), seqK);
   int64_t kvShares = querySplit.shares, qShares = keySplit.shares;
   auto partial = [&](int64_t shares, int64_t seq) {
     return shares > 1 ? torch::empty({shares, batch * heads, seq, d}, delta.options())
