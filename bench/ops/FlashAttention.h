@@ -54,7 +54,7 @@ struct FlashAttentionOptions {
   /// Shares the work is split into when the grid is small (batch x heads x tiles below
   /// the SMs: batch 1, short sequences): the keys for the forward and dQ, the queries for
   /// dK/dV, each share a program's, merged by a second kernel. 0: chosen from the grid and
-  /// the device's SMs (FlashAttention-2's split-KV rule); 1: never split.
+  /// the device's SMs (docs/attention.md); 1: never split.
   int shares = 0;
 };
 
