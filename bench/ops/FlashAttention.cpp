@@ -68,7 +68,8 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
   if (!variant.empty() && !std::ifstream(dir + "/" + file + ".tslpkg").good())
     fail("no package " + file + ".tslpkg in " + dir + " for the '" + variant +
          "' variant: `ninja tessel-attention-variants` builds them from examples/attention/ "
-         "(bf16 and f16 on sm_90a; kernels/CMakeLists.txt lists which are causal)");
+         "(bf16 and f16 on sm_90a), `ninja tessel-attention-variants-generic` for other GPUs "
+         "(kernels/CMakeLists.txt lists which are causal)");
   Package package = Package::load(dir + "/" + file + ".tslpkg");
   // `prune` for every tuned kernel, or-ed with the kernel's own condition.
   auto pruning = [&](const std::string &own) {

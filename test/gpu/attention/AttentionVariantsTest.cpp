@@ -5,8 +5,8 @@
 // through tessel::ops::flashAttention (flashAttentionVarlen) against the same function written with torch ops, in float64,
 // by FlashAttention's rule (Tessel's largest error in the output and dq, dk, dv at most
 // twice naive attention's in the same dtype, plus a small floor); ragged lengths and grouped-query
-// heads; and the op's errors for what it cannot serve. bf16 and f16 on sm_90a (the variants'
-// packages); skipped without a GPU or without those packages.
+// heads; and the op's errors for what it cannot serve. bf16 and f16, the sm_90a and the
+// generic packages; skipped without a GPU or without those packages.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/kernels/KernelPackageDir.h"
@@ -35,7 +35,7 @@ bool haveGpu() { return torch::cuda::is_available() && Driver::isAvailable(); }
 #define SKIP_WITHOUT(variant, causal)                                                              \
   if (!haveGpu())                                                                                  \
     GTEST_SKIP() << "no GPU";                                                                      \
-  if (!packageBuilt(variant, causal, GetParam()))                                                  \
+  if (!packageBuilt(variant, causal, GetParam().dtype))                                                  \
   GTEST_SKIP() << "no " << variant << " package (ninja tessel-attention-variants)"
 
 bool packageBuilt(const std::string &variant, bool causal, torch::ScalarType dtype) {
@@ -47,8 +47,19 @@ bool packageBuilt(const std::string &variant, bool causal, torch::ScalarType dty
       .good();
 }
 
-/// Each variant in bf16 and f16 (the packages of both).
-class AttentionVariants : public ::testing::TestWithParam<torch::ScalarType> {};
+/// A dtype's packages: the sm_90a build ("auto" on Hopper) or the generic one ("").
+struct VariantPackages {
+  torch::ScalarType dtype;
+  const char *suffix;
+  const char *name;
+};
+
+/// Each variant in bf16 and f16, from the sm_90a and the generic packages.
+class AttentionVariants : public ::testing::TestWithParam<VariantPackages> {
+protected:
+  void SetUp() override { ops::flashAttentionOptions().suffix = GetParam().suffix; }
+  void TearDown() override { ops::flashAttentionOptions().suffix = "auto"; }
+};
 
 /// The variant in torch ops: scaled scores [B, H, Lq, Lk] -> modified scores, -inf where the
 /// variant masks them.
@@ -147,7 +158,7 @@ TEST_P(AttentionVariants, SoftCapping) {
   torch::manual_seed(10);
   ops::AttentionOptions options;
   options.causal = true, options.softcap = 1.5; // scaled scores ~ N(0, 1): the cap bends them
-  checkShapes(GetParam(), "softcap", options, [](int64_t, int64_t, int64_t) {
+  checkShapes(GetParam().dtype, "softcap", options, [](int64_t, int64_t, int64_t) {
     return [](const torch::Tensor &s) { return 1.5 * torch::tanh(s / 1.5); };
   });
 }
@@ -165,7 +176,7 @@ TEST_P(AttentionVariants, Alibi) {
                                           {1, heads, 333, 128}}) {
       auto [i, j] = positions(seq, seq);
       torch::Tensor bias = slopes.to(torch::kFloat64).view({heads, 1, 1}) * (j - i).to(torch::kFloat64);
-      checkVariant(GetParam(), "alibi", batch, heads, kvHeads, seq, d, options,
+      checkVariant(GetParam().dtype, "alibi", batch, heads, kvHeads, seq, d, options,
                    [bias](const torch::Tensor &s) { return s + bias.to(s.scalar_type()); });
     }
   }
@@ -187,7 +198,7 @@ TEST_P(AttentionVariants, DocumentMasking) {
     ops::AttentionOptions options;
     options.causal = true, options.documentIds = ids;
     torch::Tensor same = ids.unsqueeze(2) == ids.unsqueeze(1); // [batch, seq, seq]
-    checkVariant(GetParam(), "document", batch, heads, kvHeads, seq, d, options,
+    checkVariant(GetParam().dtype, "document", batch, heads, kvHeads, seq, d, options,
                  [same](const torch::Tensor &s) {
                    return s.masked_fill(same.unsqueeze(1).logical_not(), -INFINITY);
                  });
@@ -198,7 +209,7 @@ TEST_P(AttentionVariants, PrefixLM) {
   SKIP_WITHOUT("prefix_lm", false);
   torch::manual_seed(13);
   ops::AttentionOptions options;
-  checkShapes(GetParam(), "prefix_lm", options, [&options](int64_t batch, int64_t, int64_t seq) {
+  checkShapes(GetParam().dtype, "prefix_lm", options, [&options](int64_t batch, int64_t, int64_t seq) {
     auto longs = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
     torch::Tensor prefix = torch::randint(0, seq + 1, {batch}, longs);
     options.prefixLengths = prefix;
@@ -216,15 +227,15 @@ TEST_P(AttentionVariants, MaskFunctionsWithTheirOwnData) {
   auto ints = torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA);
   ops::AttentionOptions window;
   window.variant = {"sliding_window", {}, torch::tensor({100, 7}, ints)};
-  checkShapes(GetParam(), "sliding_window", window, [](int64_t, int64_t, int64_t seq) {
+  checkShapes(GetParam().dtype, "sliding_window", window, [](int64_t, int64_t, int64_t seq) {
     auto [i, j] = positions(seq, seq);
     torch::Tensor keep = (j >= i - 100) & (j <= i + 7);
     return [keep](const torch::Tensor &s) { return s.masked_fill(keep.logical_not(), -INFINITY); };
   });
-  if (packageBuilt("causal", false, GetParam())) {
+  if (packageBuilt("causal", false, GetParam().dtype)) {
     ops::AttentionOptions causal;
     causal.variant.name = "causal";
-    checkShapes(GetParam(), "causal", causal, [](int64_t, int64_t, int64_t seq) {
+    checkShapes(GetParam().dtype, "causal", causal, [](int64_t, int64_t, int64_t seq) {
       auto [i, j] = positions(seq, seq);
       torch::Tensor keep = j <= i;
       return [keep](const torch::Tensor &s) { return s.masked_fill(keep.logical_not(), -INFINITY); };
@@ -298,27 +309,31 @@ TEST_P(AttentionVariants, PackedSequences) {
   torch::manual_seed(15);
   // Self-attention over packed documents (equal q and k lengths, one of length 0 among them).
   std::vector<int64_t> docs = {0, 300, 300, 301, 1000, 1130};
-  checkPacked(GetParam(), docs, docs, 4, 2, 64, true, -1);
-  checkPacked(GetParam(), docs, docs, 3, 3, 128, false, -1);
-  checkPacked(GetParam(), docs, docs, 2, 1, 64, true, 100);
+  checkPacked(GetParam().dtype, docs, docs, 4, 2, 64, true, -1);
+  checkPacked(GetParam().dtype, docs, docs, 3, 3, 128, false, -1);
+  checkPacked(GetParam().dtype, docs, docs, 2, 1, 64, true, 100);
   // A sequence with queries and no keys, one with keys and no queries, a window without the
   // causal mask.
-  checkPacked(GetParam(), {0, 100, 100, 400}, {0, 0, 50, 300}, 2, 1, 64, false, 30);
+  checkPacked(GetParam().dtype, {0, 100, 100, 400}, {0, 0, 50, 300}, 2, 1, 64, false, 30);
   // Lengths that differ between queries and keys (the diagonal bottom-right in each), random.
   for (int round = 0; round < 2; ++round) {
     std::vector<int64_t> cuQ = randomCumulative(5, 150), cuK = randomCumulative(5, 200);
-    checkPacked(GetParam(), cuQ, cuK, 4, 2, round ? 128 : 64, true, round ? 64 : -1);
-    checkPacked(GetParam(), cuQ, cuK, 2, 2, 80, false, -1);
+    checkPacked(GetParam().dtype, cuQ, cuK, 4, 2, round ? 128 : 64, true, round ? 64 : -1);
+    checkPacked(GetParam().dtype, cuQ, cuK, 2, 2, 80, false, -1);
   }
 }
 
 using tessel::test::expectError;
 
-INSTANTIATE_TEST_SUITE_P(DTypes, AttentionVariants,
-                         ::testing::Values(torch::kBFloat16, torch::kHalf),
-                         [](const ::testing::TestParamInfo<torch::ScalarType> &info) {
-                           return std::string(info.param == torch::kHalf ? "f16" : "bf16");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    DTypes, AttentionVariants,
+    ::testing::Values(VariantPackages{torch::kBFloat16, "auto", "bf16"},
+                      VariantPackages{torch::kHalf, "auto", "f16"},
+                      VariantPackages{torch::kBFloat16, "", "bf16_generic"},
+                      VariantPackages{torch::kHalf, "", "f16_generic"}),
+    [](const ::testing::TestParamInfo<VariantPackages> &info) {
+      return std::string(info.param.name);
+    });
 
 TEST(AttentionVariantErrors, WhatTheOpCannotServeGetsAClearError) {
   if (!haveGpu())
