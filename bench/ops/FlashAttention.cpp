@@ -138,8 +138,11 @@ torch::Tensor layoutLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
 /// one tile to all, so the longest sets the time: enough shares that the longest program
 /// (length / shares) is at most 1.25x the SMs' average (programs x length / 2 / SMs),
 /// 1.6 SMs / programs. FlashAttentionOptions::shares overrides (one share per 64 rows at
-/// most).
-int64_t sharesFor(int64_t programs, int64_t length, bool causal, int device) {
+/// most). Only head dims with share tiles split (the kernels' SHARES configurations: the
+/// powers of two from 16 to 256).
+int64_t sharesFor(int64_t programs, int64_t length, bool causal, int64_t headDim, int device) {
+  if (headDim < 16 || headDim > 256 || (headDim & (headDim - 1)) != 0)
+    return 1;
   int64_t fixed = flashAttentionOptions().shares;
   if (fixed > 0)
     return std::clamp<int64_t>(cdiv(length, 64), 1, fixed);
@@ -396,7 +399,7 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
     return {out, lse};
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
   // A small grid splits the keys into shares, merged by attention_fwd_combine.
-  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, int(q.get_device())),
+  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, d, int(q.get_device())),
               seqK);
   int64_t shares = split.shares;
   torch::Tensor outPart, lsePart;
@@ -482,8 +485,8 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   // A small grid splits dK/dV's queries and dQ's keys into shares: f32 partials, summed
   // by attention_bwd_sum into the gradients.
   int device = int(q.get_device());
-  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, causal, device), seqQ);
-  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, device), seqK);
+  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, causal, d, device), seqQ);
+  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, d, device), seqK);
   int64_t kvShares = querySplit.shares, qShares = keySplit.shares;
   auto partial = [&](int64_t shares, int64_t seq) {
     return shares > 1 ? torch::empty({shares, batch * heads, seq, d}, delta.options())

@@ -169,7 +169,9 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
       "HEAD=" + std::to_string(tile),
       std::string("PAD_D=") + (tile != c.head ? "True" : "False"),
       "BLOCK_M=" + std::to_string(c.blockM),
-      "BLOCK_N=" + std::to_string(c.blockN)};
+      "BLOCK_N=" + std::to_string(c.blockN),
+      // More than one share: the kernels' SHARES tiles (partials), as the op's small grids.
+      std::string("SHARES=") + (c.shares > 1 ? "True" : "False")};
   // A variant imports the kernels (kernels/ is on the import path).
   std::string file = var.file ? std::string("../examples/attention/") + var.file : "flash_attention.tsl";
   SourceKernel fwd = compileKernel(file, "attention_fwd", defines);
