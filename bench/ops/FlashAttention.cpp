@@ -138,10 +138,9 @@ torch::Tensor gradientLike(const torch::Tensor &t, int64_t heads, int64_t seq) {
 /// one tile to all, so the longest sets the time: enough shares that the longest program
 /// (length / shares) is at most 1.25x the SMs' average (programs x length / 2 / SMs),
 /// 1.6 SMs / programs. FlashAttentionOptions::shares overrides (one share per 64 rows at
-/// most). Only head dims with share tiles split (the kernels' SHARES configurations: the
-/// powers of two from 16 to 256).
-int64_t sharesFor(int64_t programs, int64_t length, bool causal, int64_t headDim, int device) {
-  if (headDim < 16 || headDim > 256 || (headDim & (headDim - 1)) != 0)
+/// most). None where the kernel has no share tiles for the head dim (`tiles`).
+int64_t sharesFor(int64_t programs, int64_t length, bool causal, bool tiles, int device) {
+  if (!tiles)
     return 1;
   int64_t fixed = flashAttentionOptions().shares;
   if (fixed > 0)
@@ -165,6 +164,18 @@ int64_t sharesFor(int64_t programs, int64_t length, bool causal, int64_t headDim
     if (efficiency(s) >= 0.85 * best)
       return s;
   return 1;
+}
+
+/// Whether `kernel` has share tiles (configurations with SHARES) for `headDim`: the
+/// power-of-two head dims have them, except in the exact-f32 package (unpipelined tiles
+/// only).
+bool hasShareTiles(const TunedKernel &kernel, int64_t headDim) {
+  for (int i = 0; i < kernel.configCount(); ++i) {
+    const Config &c = kernel.config(i);
+    if (c.find("SHARES") && c.find("HEAD") && c["SHARES"] != 0 && c["HEAD"] == headDim)
+      return true;
+  }
+  return false;
 }
 
 /// A split of `length` keys or queries into shares of whole 128-row tiles (a multiple of
@@ -398,7 +409,8 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
     return {out, lse};
   const Kernels &kernels = kernelsFor(q.scalar_type(), causal, int(q.get_device()), variant.name);
   // A small grid splits the keys into shares, merged by attention_fwd_combine.
-  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, d, int(q.get_device())),
+  Split split(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal,
+                        hasShareTiles(kernels.fwd, d), int(q.get_device())),
               seqK);
   int64_t shares = split.shares;
   torch::Tensor outPart, lsePart;
@@ -483,8 +495,12 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   // A small grid splits dK/dV's queries and dQ's keys into shares: f32 partials, summed
   // by attention_bwd_sum into the gradients.
   int device = int(q.get_device());
-  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, causal, d, device), seqQ);
-  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal, d, device), seqK);
+  Split querySplit(sharesFor(cdiv(seqK, 128) * batch * heads, seqQ, causal,
+                             hasShareTiles(kernels.dkdv, d), device),
+                   seqQ);
+  Split keySplit(sharesFor(cdiv(seqQ, 128) * batch * heads, seqK, causal,
+                           hasShareTiles(kernels.dq, d), device),
+                 seqK);
   int64_t kvShares = querySplit.shares, qShares = keySplit.shares;
   auto partial = [&](int64_t shares, int64_t seq) {
     return shares > 1 ? torch::empty({shares, batch * heads, seq, d}, delta.options())
