@@ -245,8 +245,9 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   auto shareOf = [&](int length) { return (length + 32 * S - 1) / (32 * S) * 32; };
   int keyShare = shareOf(N), queryShare = shareOf(M);
   ASSERT_EQ(run(fwd, {qTiles, B * H, S}, cat(cat({o.data(), lse.data(), oPart.data(), lsePart.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), cat(qkvStrides, {keyShare})), mem), "");
-  if (S > 1)
+  if (S > 1) {
     ASSERT_EQ(run(combine, {rTiles, B * H}, cat({o.data(), lse.data(), oPart.data(), lsePart.data(), M, H, D, S}, strides(ov)), mem), "");
+  }
   ASSERT_EQ(run(pre, {rTiles, B * H}, cat(cat({delta.data(), o.data(), dout.data(), M, H, D}, strides(dov)), strides(ov)), mem), "");
   std::vector<Arg> bwdTail = cat(cat(common, qkvStrides), strides(dov));
   ASSERT_EQ(run(dkdv, {kTiles, B * H, S}, cat(cat({dk.data(), dv.data(), dkPart.data(), dvPart.data(), ptr(qv), ptr(kv), ptr(vv), dout.data(), lse.data(), delta.data(), floats.data(), ints.data()}, bwdTail), cat(strides(dkv), {queryShare})), mem), "");
