@@ -193,12 +193,14 @@ void append(std::vector<Arg> &args, const std::vector<Arg> &more) {
   args.insert(args.end(), more.begin(), more.end());
 }
 
+/// `t`'s data, or null for an undefined or empty tensor (an argument the kernels skip).
+void *dataOrNull(const torch::Tensor &t) {
+  return t.defined() && t.numel() > 0 ? t.data_ptr() : nullptr;
+}
+
 /// The kernels' score/mask data arguments: the variant's arrays, or none.
 std::vector<Arg> variantArgs(const AttentionVariant &variant) {
-  auto pointer = [](const torch::Tensor &t) -> void * {
-    return t.defined() && t.numel() > 0 ? t.data_ptr() : nullptr;
-  };
-  return {pointer(variant.floats), pointer(variant.ints)};
+  return {dataOrNull(variant.floats), dataOrNull(variant.ints)};
 }
 
 void checkWindow(int64_t window) {
@@ -419,8 +421,7 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
     lsePart = torch::empty({shares, batch * heads, seqQ}, lse.options());
   }
   std::vector<Arg> args = {out.data_ptr(), lse.data_ptr(),
-                           shares > 1 ? outPart.data_ptr() : nullptr,
-                           shares > 1 ? lsePart.data_ptr() : nullptr, q.data_ptr(),
+                           dataOrNull(outPart), dataOrNull(lsePart), q.data_ptr(),
                            k.data_ptr(), v.data_ptr()};
   append(args, variantArgs(variant));
   append(args, {i32(seqQ, "seq_q"), i32(seqK, "seq_k"), int32_t(heads), int32_t(kvHeads),
@@ -506,10 +507,9 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
     return shares > 1 ? torch::empty({shares, batch * heads, seq, d}, delta.options())
                       : torch::Tensor();
   };
-  auto pointer = [](const torch::Tensor &t) -> void * { return t.defined() ? t.data_ptr() : nullptr; };
   torch::Tensor dkPart = partial(kvShares, seqK), dvPart = partial(kvShares, seqK);
   torch::Tensor dqPart = partial(qShares, seqQ);
-  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), pointer(dkPart), pointer(dvPart),
+  std::vector<Arg> dkdv = {dk.data_ptr(), dv.data_ptr(), dataOrNull(dkPart), dataOrNull(dvPart),
                            q.data_ptr(), k.data_ptr(), v.data_ptr(), dout.data_ptr(),
                            lse.data_ptr(), delta.data_ptr()};
   append(dkdv, tail);
@@ -518,7 +518,7 @@ flashAttentionBackward(const torch::Tensor &doutIn, const torch::Tensor &qIn,
   kernels.dkdv.launch(
       [&](const Config &c) { return Grid(cdiv(seqK, c["BLOCK_N"]), batch * heads, kvShares); },
       dkdv, stream);
-  std::vector<Arg> dqArgs = {dq.data_ptr(), pointer(dqPart), q.data_ptr(), k.data_ptr(),
+  std::vector<Arg> dqArgs = {dq.data_ptr(), dataOrNull(dqPart), q.data_ptr(), k.data_ptr(),
                              v.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr()};
   append(dqArgs, tail);
   append(dqArgs, strides3(dq, "dq"));
