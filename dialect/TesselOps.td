@@ -147,7 +147,9 @@ def Tessel_LoadOp : Tessel_Op<"load", [AttrSizedOperandSegments,
   let summary = "Load a tile (or a scalar) from global memory, with an optional mask";
   let description = [{
     Elements whose mask is false are not read and take the value of `other`
-    (undefined without `other`).
+    (undefined without `other`). A unit attribute `shared` (the language's
+    `load(..., shared=True)`) lets a tile loaded before a loop and read there only as
+    dots' A operand stay in shared memory (-tessel-invariant-operands-to-shared).
 
     ```mlir
     %x = tessel.load %p, %mask, %other : tensor<128x!tessel.ptr<f32>>
@@ -157,6 +159,9 @@ def Tessel_LoadOp : Tessel_Op<"load", [AttrSizedOperandSegments,
                        Optional<Tessel_ValueLike>:$other);
   let results = (outs Tessel_ValueLike:$result);
   let assemblyFormat = "$ptr (`,` $mask^)? (`,` $other^)? attr-dict `:` type($ptr)";
+  let extraClassDeclaration = [{
+    static ::llvm::StringRef getSharedHintName() { return "shared"; }
+  }];
 }
 
 def Tessel_StoreOp : Tessel_Op<"store", [

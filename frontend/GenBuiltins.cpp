@@ -174,11 +174,20 @@ GenValue Generator::genFull(BuiltinCall &call) {
 }
 
 GenValue Generator::genLoad(BuiltinCall &call) {
-  if (!call.bind({"ptr", "mask", "other"}, 1))
+  if (!call.bind({"ptr", "mask", "other", "shared"}, 1))
     return GenValue::poison();
-  GenValue ptr = call.arg(0), mask = call.arg(1), other = call.arg(2);
-  if (ptr.isPoison() || mask.isPoison() || other.isPoison())
+  GenValue ptr = call.arg(0), mask = call.arg(1), other = call.arg(2), shared = call.arg(3);
+  if (ptr.isPoison() || mask.isPoison() || other.isPoison() || shared.isPoison())
     return GenValue::poison();
+  // shared=True: a hint that the tile may stay in shared memory for the dots that read
+  // it (-tessel-invariant-operands-to-shared); a constant, so configurations can set it.
+  bool keepShared = false;
+  if (!(shared.isConst() && shared.cst.kind == ConstValue::Kind::None)) {
+    if (!shared.isConst() || !shared.cst.isBool())
+      return error(call.argRange(3), "the 'shared' hint of load() must be True or False (a "
+                                     "constant), got " + describe(shared));
+    keepShared = shared.cst.intValue != 0;
+  }
   Value m, o;
   if (!checkPointerOperand(call, ptr) || !maskOperand(call, mask, 1, m))
     return GenValue::poison();
@@ -195,7 +204,10 @@ GenValue Generator::genLoad(BuiltinCall &call) {
   Value values[3] = {p, m, o};
   if (!broadcastTogether(values, call.expr.range))
     return GenValue::poison();
-  return GenValue::ofValue(tsl::LoadOp::create(b, call.loc, values[0], values[1], values[2]));
+  auto load = tsl::LoadOp::create(b, call.loc, values[0], values[1], values[2]);
+  if (keepShared)
+    load->setAttr(tsl::LoadOp::getSharedHintName(), b.getUnitAttr());
+  return GenValue::ofValue(load);
 }
 
 GenValue Generator::genStore(BuiltinCall &call) {

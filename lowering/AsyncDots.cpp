@@ -1,6 +1,7 @@
 //===- AsyncDots.cpp - register-A wgmma dots run until their result is needed -===//
 //
-// A register-A wgmma dot (WgmmaLayout.h) whose B is read from a ring slot becomes `async`
+// A wgmma dot (WgmmaLayout.h) whose B is read from a ring slot and whose A is in registers
+// or in a buffer written once before the loop (-tessel-invariant-operands-to-shared) becomes `async`
 // and a `tessel.dot_wait` goes right before the first op of its block that needs the
 // result (or a nested op that does), so that what lies between (another dot, the softmax
 // of the previous scores) is issued while the tensor cores work:
@@ -64,7 +65,7 @@ struct AsyncDotsPass : mlir::tessel::impl::TesselAsyncDotsBase<AsyncDotsPass> {
     SmallVector<DotOp> dots;
     getOperation().walk([&](DotOp dot) {
       if (!dot.getAsync() && isa<SharedType>(dot.getB().getType()) &&
-          runsOnRegisterWgmma(dot))
+          (runsOnRegisterWgmma(dot) || readsLoopInvariantWgmmaA(dot)))
         dots.push_back(dot);
     });
     for (DotOp dot : dots)

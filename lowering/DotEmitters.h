@@ -85,10 +85,12 @@ void emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &l
                        ValueRange aRegs, Value bBase, bool bKMajor, SmallVectorImpl<Value> &acc);
 
 /// The wgmma K loop (WgmmaLayout.h): per warpgroup and 64-row instruction, K / 16
-/// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and, for
-/// a synchronous dot, a wait for all (an `async` dot leaves that to tessel.dot_wait).
+/// `wgmma.mma_async` on descriptors into the swizzled buffers (B N-major, or K-major: a
+/// transposed view of a wgmma_b slot), then one commit and, for a synchronous dot, a wait
+/// for all (an `async` dot leaves that to tessel.dot_wait).
 void emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout, Value aBase,
-               Value bBase, const ThreadIndex &thread, SmallVectorImpl<Value> &acc);
+               Value bBase, bool bKMajor, const ThreadIndex &thread,
+               SmallVectorImpl<Value> &acc);
 
 /// tf32 on wgmma, transposed (WgmmaLayout.h): C^T = B^T A^T. Per K step of 8 and pair of
 /// column repetitions, one `wgmma.mma_async m64nMk8` whose A (B^T) each warp loads into

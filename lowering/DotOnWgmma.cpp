@@ -204,11 +204,12 @@ void dot::emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayo
 /// `wgmma.mma_async` on descriptors into the swizzled buffers, then one commit and, for
 /// a synchronous dot, a wait for all (an `async` dot leaves that to tessel.dot_wait).
 void dot::emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layout,
-                    Value aBase, Value bBase, const ThreadIndex &thread,
+                    Value aBase, Value bBase, bool bKMajor, const ThreadIndex &thread,
                     SmallVectorImpl<Value> &acc) {
   auto aType = cast<SharedType>(op.getA().getType());
   auto bType = cast<SharedType>(op.getB().getType());
   int64_t m = aType.getShape()[0], k = aType.getShape()[1], n = bType.getShape()[1];
+  int64_t perRow = getSwizzleBlockColumns(aType.getElementType());
   unsigned warps = layout.getRoot().getWarpsPerCTA()[0];
   int64_t repeats = m / (8 * warps);
   std::string elem = aType.getElementType().isBF16() ? "bf16" : "f16";
@@ -224,19 +225,33 @@ void dot::emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layo
   WgmmaInstruction mma(b.getContext(), count);
   mma.define("wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + elem + "." +
                  elem,
-             mma.input(0) + ", " + mma.input(1), 3, "l,l,r", "1, 1, 0, 1");
+             mma.input(0) + ", " + mma.input(1), 3, "l,l,r", bKMajor ? "1, 1, 0, 0" : "1, 1, 0, 1");
+
+  // A zero accumulator is not read (as in emitRegisterWgmma): the first K step overwrites.
+  Value accIn = op.getAcc();
+  if (auto splat = accIn.getDefiningOp<SplatOp>())
+    accIn = splat.getSrc();
+  bool zeroAcc = matchPattern(accIn, m_AnyZeroFloat());
+  WgmmaInstruction first = zeroAcc ? mma.overwrite() : mma;
+  Value zero = zeroAcc ? createI32(b, loc, 0) : Value();
 
   fenceWgmma(b, loc);
   for (int64_t inst = 0; inst < repeats / 2; ++inst) {
     SmallVector<unsigned> regs = getWgmmaInstructionRegisters(layout, inst, n);
     for (int64_t kk = 0; kk < k; kk += 16) {
-      Value aStart = arith::AddIOp::create(b, loc, aAddress,
-                                           createI32(b, loc, inst * 64 * 128 + kk * 2));
-      Value bStart = arith::AddIOp::create(b, loc, bAddress, createI32(b, loc, (kk / 8) * 1024));
-      mma.issue(b, loc,
-                {wgmmaDescriptor(b, loc, aStart, 16, 1024),
-                 wgmmaDescriptor(b, loc, bStart, k * 128, 1024), one},
-                regs, acc);
+      // A's 64-column blocks are M rows of 128 bytes apart (one block: K = 64).
+      int64_t aOffset = inst * 64 * 128 + kk / perRow * m * 128 + kk % perRow * 2;
+      Value aStart = arith::AddIOp::create(b, loc, aAddress, createI32(b, loc, aOffset));
+      // B N-major (a wgmma_b buffer of K rows), or K-major (B^T stored as N rows of K,
+      // blocks of 64 columns N * 128 bytes apart).
+      Value bStart = arith::AddIOp::create(
+          b, loc, bAddress,
+          createI32(b, loc, bKMajor ? kk / perRow * n * 128 + kk % perRow * 2 : kk / 8 * 1024));
+      Value aDescriptor = wgmmaDescriptor(b, loc, aStart, 16, 1024);
+      Value bDescriptor = bKMajor ? wgmmaDescriptor(b, loc, bStart, 16, 1024)
+                                  : wgmmaDescriptor(b, loc, bStart, k * 128, 1024);
+      (kk == 0 ? first : mma)
+          .issue(b, loc, {aDescriptor, bDescriptor, zeroAcc && kk == 0 ? zero : one}, regs, acc);
     }
   }
   commitWgmma(b, loc, op, acc);

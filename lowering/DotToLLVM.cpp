@@ -74,9 +74,11 @@ struct DotLowering : OpConversionPattern<DotOp> {
     int64_t perRow = getSwizzleBlockColumns(bType.getElementType());
     // A transposed view of a ring slot (SoftwarePipeline.cpp) is read K-major, and only so.
     bool bSharedTransposed = bShared && op.getB().getDefiningOp<TransOp>();
-    if (bSharedTransposed && !registerWgmma)
-      return op.emitOpError("reads a transposed shared tile but does not run on register-A "
-                            "wgmma (sm_90a, A in registers, K in 128-byte rows)");
+    bool sharedWgmma = getSharedLayout(op.getA()) == SharedLayout::WgmmaA &&
+                       getSharedLayout(op.getB()) == SharedLayout::WgmmaB;
+    if (bSharedTransposed && !registerWgmma && !sharedWgmma)
+      return op.emitOpError("reads a transposed shared tile but does not run on wgmma "
+                            "(sm_90a, A in registers or a wgmma_a buffer, K in 128-byte rows)");
     bool bKMajor = bSharedTransposed ||
                    (registerWgmma && !bShared && bType.getDimSize(0) % perRow == 0 &&
                     (bType.getDimSize(1) % perRow != 0 || staging.bTransposed));
@@ -112,9 +114,8 @@ struct DotLowering : OpConversionPattern<DotOp> {
     SmallVector<Value> acc(adaptor.getAcc().begin(), adaptor.getAcc().end());
     if (registerWgmma)
       emitRegisterWgmma(rewriter, loc, op, *layout, adaptor.getA(), bBase, bKMajor, acc);
-    else if (getSharedLayout(op.getA()) == SharedLayout::WgmmaA &&
-             getSharedLayout(op.getB()) == SharedLayout::WgmmaB)
-      emitWgmma(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
+    else if (sharedWgmma)
+      emitWgmma(rewriter, loc, op, *layout, aBase, bBase, bSharedTransposed, thread, acc);
     else if (tf32Wgmma)
       emitWgmmaTf32(rewriter, loc, op, *layout, aBase, bBase, thread, acc);
     else if (useMma)

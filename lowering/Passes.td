@@ -95,6 +95,20 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
+def TesselInvariantOperandsToShared : Pass<"tessel-invariant-operands-to-shared", "ModuleOp"> {
+  let summary = "Keep a loop-invariant wgmma A operand in shared memory, not registers";
+  let description = [{
+    On sm_90a, after the software pipeliner: a load marked `shared`
+    (`load(..., shared=True)`) before a loop, whose every use is the A operand of a dot
+    in the loop with B in a ring slot, is copied once into a shared buffer (cp.async,
+    masked-off elements zero), and the dots read it by descriptor instead of holding it
+    in registers for the whole loop (FlashAttention's backward: K and V of the key
+    tile). A marked load that does not qualify stays as it is.
+  }];
+  let dependentDialects = ["::mlir::tessel::TesselDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TesselAsyncDots : Pass<"tessel-async-dots", "ModuleOp"> {
   let summary = "Let register-A wgmma dots run until their result is needed";
   let description = [{

@@ -27,6 +27,7 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   pipelineOptions.warpSpecialize = options.warpSpecialize;
   pipelineOptions.warpgroupTurns = options.warpgroupTurns;
   pm.addPass(createTesselSoftwarePipeline(pipelineOptions));
+  pm.addPass(createTesselInvariantOperandsToShared());
   TesselAssignLayoutsOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
   pm.addPass(createTesselAssignLayouts(layoutOptions));

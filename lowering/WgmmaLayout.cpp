@@ -23,8 +23,16 @@ bool mlir::tessel::canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
   auto b = dyn_cast<SharedType>(dot.getB().getType());
   if (!a || !b)
     return false;
-  return canUseWgmma(a.getElementType(), a.getShape()[0], b.getShape()[1], a.getShape()[1],
-                     numWarps, arch);
+  int64_t m = a.getShape()[0], k = a.getShape()[1], n = b.getShape()[1];
+  int64_t perRow = getSwizzleBlockColumns(a.getElementType());
+  // A may be several 128-byte blocks wide (an A loaded once before its loop,
+  // -tessel-invariant-operands-to-shared; the pipeliner's rings of A are one block wide)
+  // and B a transposed view of a ring slot, read K-major (any N of 8 up to 256).
+  if (k % perRow != 0 || !canUseWgmma(a.getElementType(), m, 64, perRow, numWarps, arch))
+    return false;
+  if (dot.getB().getDefiningOp<TransOp>())
+    return n % 8 == 0 && n <= 256;
+  return n == 64 || n == 128 || n == 256;
 }
 
 bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
@@ -46,6 +54,13 @@ bool mlir::tessel::canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef a
   return getSharedAlloc(dot.getB()) && (kMajor ? k : n) % perRow == 0 &&
          (layout == SharedLayout::Padded || layout == SharedLayout::WgmmaB ||
           (layout == SharedLayout::Swizzled && !kMajor));
+}
+
+bool mlir::tessel::readsLoopInvariantWgmmaA(DotOp dot) {
+  Value a = dot.getA();
+  return getSharedLayout(a) == SharedLayout::WgmmaA &&
+         getSharedLayout(dot.getB()) == SharedLayout::WgmmaB && !a.getDefiningOp<TransOp>() &&
+         a.getParentBlock() != dot->getBlock();
 }
 
 bool mlir::tessel::runsOnRegisterWgmma(DotOp dot) {
@@ -163,15 +178,22 @@ Value mlir::tessel::getWgmmaSharedOffset(OpBuilder &b, Location loc, SharedLayou
   unsigned perChunk = 16 / elementBytes; // elements per 16-byte chunk
   unsigned perRow = 128 / elementBytes;  // elements per 128-byte swizzle row
   if (layout == SharedLayout::WgmmaA) {
-    // Shared row of tile row t (see the header), then the swizzled chunk.
+    // Shared row of tile row t (see the header), then the swizzled chunk; an A wider than
+    // one block has its blocks `rows` 128-byte rows apart.
     Value s = sharedRowOfA<Value>(row, rows, numWarps, ValueOps{b, loc});
+    Value block;
+    if (cols > perRow) {
+      block = arith::DivUIOp::create(b, loc, col, c(perRow));
+      col = andi(col, perRow - 1);
+    }
     Value chunk = arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, col, c(perChunk)),
                                         andi(s, 7));
     Value offset = add(mul(s, 128), mul(chunk, 16));
+    if (block)
+      offset = add(offset, mul(block, rows * 128));
     return add(offset, mul(andi(col, perChunk - 1), elementBytes));
   }
   // B: atom (k / 8, n / perRow); inside, row k % 8 of 128 bytes, chunk swizzled by it.
-  (void)cols;
   if (layout == SharedLayout::Interleaved) // k % 8 -> 2 (k % 4) + (k % 8) / 4
     row = add(add(mul(shr(row, 3), 8), mul(andi(row, 3), 2)), andi(shr(row, 2), 1));
   Value kGroup = shr(row, 3), k8 = andi(row, 7);

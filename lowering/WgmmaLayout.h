@@ -4,7 +4,10 @@
 // on `wgmma.mma_async` (four warps, a warpgroup, per 64-row instruction, operands read
 // from shared memory through descriptors). Conditions: f16/bf16 operands, K = 64 per
 // dot (a row of A is one 128-byte swizzle row), N in {64, 128, 256}, num_warps a
-// multiple of 4, M a multiple of 16 * num_warps.
+// multiple of 4, M a multiple of 16 * num_warps. An A that stays in shared memory for a
+// whole loop (-tessel-invariant-operands-to-shared) may have K in several 128-byte
+// blocks, and B may then be a transposed view of a ring slot (read K-major, N of 8 up to
+// 256), as register-A wgmma reads it.
 //
 // Accumulator: the blocked layout sizePerThread = [1, 2], threadsPerWarp = [8, 4],
 // warpsPerCTA = [num_warps, 1], order = [1, 0] (as for mma.sync, all warps along M).
@@ -16,7 +19,8 @@
 //   r = t / 8W, w = (t / 8) % W, g = w / 4.
 // Shared layouts (128-byte swizzle, 16-byte chunk c of a 128-byte row s stored at chunk
 // c ^ (s % 8)):
-//   A (K-major, 64 x 2 bytes per row): row s at s * 128; 8-row groups 1024 bytes apart.
+//   A (K-major, 64 x 2 bytes per row): row s at s * 128; 8-row groups 1024 bytes apart;
+//   a wider A in blocks of 64 columns, M * 128 bytes apart.
 //   B (N-major): 64-column x 8-row atoms of 1024 bytes, k-groups of 8 rows 1024 bytes
 //   apart, 64-column blocks K * 128 bytes apart.
 // The same swizzled layout without A's row permutation ("swizzled": blocks of 128 bytes
@@ -93,6 +97,10 @@ bool canUseRegisterWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 /// accumulator layout, and B is a register tile (staged by the dot) or a wgmma_b or
 /// swizzled buffer (or a transposed view of one).
 bool runsOnRegisterWgmma(DotOp dot);
+
+/// True when `dot` runs on wgmma from two descriptors with an A buffer that its block does
+/// not write (a slot chosen outside the loop: -tessel-invariant-operands-to-shared).
+bool readsLoopInvariantWgmmaA(DotOp dot);
 /// True when a tf32 dot (f32 operands, inputPrecision "tf32"), MxK by KxN, can run
 /// transposed on wgmma for `arch` once both operands are in "swizzled" buffers.
 bool canUseTf32Wgmma(DotOp dot, int64_t m, int64_t n, int64_t k, unsigned numWarps,
