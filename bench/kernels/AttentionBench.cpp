@@ -55,8 +55,8 @@ namespace {
 
 struct Options {
   std::vector<std::string> studies = {"all"}, flashDtypes = {"bf16", "f32"};
-  std::string naiveDtype = "f32", packages, suffix = "auto", forwardPrune, queryGradPrune, json, csv, markdown,
-      plot;
+  std::string naiveDtype = "f32", packages, suffix = "auto", forwardPrune, queryGradPrune,
+      keyValueGradPrune, json, csv, markdown, plot;
   std::vector<int64_t> naiveSeqs = {256, 1024, 4096, 8192, 16384}, headDims = {16, 32, 64, 128};
   int64_t minSeq = 128, maxSeq = 65536, passes = 100, warmup = 5, sweepSamples = 10, samples = 20;
   int64_t shares = 0; ///< FlashAttentionOptions::shares (0: chosen from the grid)
@@ -594,6 +594,7 @@ Record metaRecord(const Options &o, const DeviceInfo &device) {
   meta.set("exact_f32", int64_t(o.exactF32));
   meta.set("forward_prune", o.forwardPrune);
   meta.set("dq_prune", o.queryGradPrune);
+  meta.set("dkdv_prune", o.keyValueGradPrune);
   meta.set("shares", o.shares);
   meta.set("flop_convention", "fwd 4*B*H*L*L*d (halved when causal; with a window, 4*B*H*d per visible pair), bwd 2.5x fwd");
   return meta;
@@ -681,6 +682,8 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
             "condition, e.g. 'num_warps != 8'), to time one tile against another",
             o.forwardPrune);
   flags.add("dq-prune", "EXPR", "the same for Tessel's dQ (backward) tiles", o.queryGradPrune);
+  flags.add("dkdv-prune", "EXPR", "the same for Tessel's dK/dV (backward) tiles",
+            o.keyValueGradPrune);
   flags.add("shares", "N",
             "split Tessel's small grids into N shares of the keys (forward, dQ) or queries "
             "(dK/dV); 1: never; 0: chosen from the grid and the SMs (default)",
@@ -712,7 +715,8 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
         throw std::invalid_argument("--impls: unknown implementation '" + impl + "'");
     // Their names are checked against the kernels' later.
     for (const auto &[flag, expr] : {std::pair{"--forward-prune", &o.forwardPrune},
-                                     std::pair{"--dq-prune", &o.queryGradPrune}})
+                                     std::pair{"--dq-prune", &o.queryGradPrune},
+                                     std::pair{"--dkdv-prune", &o.keyValueGradPrune}})
       try {
         if (!expr->empty())
           ConfigExpr::parse(*expr);
@@ -755,6 +759,7 @@ int runAttention(int argc, char **argv) {
   fa.exactF32 = o.exactF32;
   fa.forwardPrune = o.forwardPrune;
   fa.queryGradPrune = o.queryGradPrune;
+  fa.keyValueGradPrune = o.keyValueGradPrune;
   fa.shares = int(o.shares);
   Record meta = metaRecord(o, driver.deviceInfo(0));
   meta.set("package_bf16", ops::flashAttentionPackage(torch::kBFloat16, true, 0));

@@ -61,7 +61,8 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
   std::string file = flashAttentionPackage(dtype, causal, device, variant);
   std::lock_guard<std::mutex> lock(mutex);
   std::string key =
-      file + "|" + options.prune + "|" + options.forwardPrune + "|" + options.queryGradPrune;
+      file + "|" + options.prune + "|" + options.forwardPrune + "|" + options.queryGradPrune +
+      "|" + options.keyValueGradPrune;
   auto it = loaded.find(key);
   if (it != loaded.end())
     return it->second;
@@ -81,7 +82,7 @@ const Kernels &kernelsFor(torch::ScalarType dtype, bool causal, int device,
   };
   Kernels k{TunedKernel::load(package, "attention_fwd", pruning(options.forwardPrune)),
             TunedKernel::load(package, "attention_bwd_preprocess"),
-            TunedKernel::load(package, "attention_bwd_dkdv", pruning("")),
+            TunedKernel::load(package, "attention_bwd_dkdv", pruning(options.keyValueGradPrune)),
             TunedKernel::load(package, "attention_bwd_dq", pruning(options.queryGradPrune)),
             TunedKernel::load(package, "attention_fwd_combine"),
             TunedKernel::load(package, "attention_bwd_sum")};

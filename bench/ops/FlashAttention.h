@@ -51,6 +51,9 @@ struct FlashAttentionOptions {
   std::string forwardPrune;
   /// Or-ed with `prune` for the dQ kernel alone (its tiles timed against each other).
   std::string queryGradPrune;
+  /// The same for the dK/dV kernel ("SHARED_KV": only the tiles that hold K and V in
+  /// registers).
+  std::string keyValueGradPrune;
   /// Shares the work is split into when the grid is small (batch x heads x tiles below
   /// the SMs: batch 1, short sequences): the keys for the forward and dQ, the queries for
   /// dK/dV, each share a program's, merged by a second kernel. 0: chosen from the grid and

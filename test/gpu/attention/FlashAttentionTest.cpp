@@ -294,6 +294,37 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   }
 }
 
+// The dK/dV tiles that keep K and V in shared memory (SHARED_KV: load(..., shared=True),
+// read by wgmma from two descriptors, B a ring slot read K-major), each in turn, on shapes
+// whose loops are masked, unmasked, empty or windowed.
+TEST_P(FlashAttentionGpu, SharedKeyValueTiles) {
+  SKIP_WITHOUT_GPU();
+  torch::manual_seed(6);
+  auto [dt, d] = GetParam();
+  if (dt.exact)
+    GTEST_SKIP() << "no wgmma for exact f32";
+  int checked = 0;
+  for (const char *prune : {"not SHARED_KV or BLOCK_N != 64", "not SHARED_KV or BLOCK_N != 128"}) {
+    ops::flashAttentionOptions().keyValueGradPrune = prune;
+    for (auto [lq, lk, causal, window] :
+         {std::tuple<int64_t, int64_t, bool, int64_t>{1024, 1024, true, -1},
+          {512, 1000, false, -1}, {256, 1000, true, -1}, {1024, 256, true, -1},
+          {128, 64, false, -1}, {1000, 1000, true, 300}, {777, 1300, true, 520}}) {
+      std::string label = std::string(dt.name) + " d=" + std::to_string(d) + " dK/dV (" +
+                          prune + ") lq=" + std::to_string(lq) + " lk=" + std::to_string(lk) +
+                          (causal ? " causal" : "") + " window " + std::to_string(window);
+      checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt, label, window);
+    }
+  }
+  ops::flashAttentionOptions().keyValueGradPrune.clear();
+  std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
+  bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
+  if (hopper && std::string(dt.suffix) == "auto" && d == 128) {
+    EXPECT_EQ(checked, 14) << "the sm_90a package has 64- and 128-key SHARED_KV dK/dV tiles "
+                              "for d=128";
+  }
+}
+
 /// One shape of the variant tests: heads over kv heads, lengths, head dim, window (-1: none).
 struct VariantShape {
   int64_t heads, kvHeads, seqQ, seqK, d, window;
