@@ -296,14 +296,16 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
 
 // The dK/dV tiles that keep K and V in shared memory (SHARED_KV: load(..., shared=True),
 // read by wgmma from two descriptors, B a ring slot read K-major), each in turn, on shapes
-// whose loops are masked, unmasked, empty or windowed.
+// whose loops are masked, unmasked, empty or windowed; unsplit (these small grids would
+// otherwise split into shares, whose tiles are others), then split into 3 shares.
 TEST_P(FlashAttentionGpu, SharedKeyValueTiles) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(6);
   auto [dt, d] = GetParam();
   if (dt.exact)
     GTEST_SKIP() << "no wgmma for exact f32";
-  int checked = 0;
+  int checked = 0, split = 0;
+  ops::flashAttentionOptions().shares = 1;
   for (const char *prune : {"not SHARED_KV or BLOCK_N != 64", "not SHARED_KV or BLOCK_N != 128"}) {
     ops::flashAttentionOptions().keyValueGradPrune = prune;
     for (auto [lq, lk, causal, window] :
@@ -316,12 +318,22 @@ TEST_P(FlashAttentionGpu, SharedKeyValueTiles) {
       checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt, label, window);
     }
   }
+  ops::flashAttentionOptions().shares = 3;
+  ops::flashAttentionOptions().keyValueGradPrune = "not SHARED_KV or not SHARES";
+  for (auto [lq, lk, causal] : {std::tuple<int64_t, int64_t, bool>{1000, 1000, true},
+                                {777, 1300, false}, {1300, 777, true}})
+    split += checkUnlessAllPruned(1, 2, lq, lk, d, causal, dt,
+                                  std::string(dt.name) + " d=" + std::to_string(d) +
+                                      " dK/dV SHARED_KV, 3 shares, lq=" + std::to_string(lq) +
+                                      " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
+  ops::flashAttentionOptions().shares = 0;
   ops::flashAttentionOptions().keyValueGradPrune.clear();
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && d == 128) {
     EXPECT_EQ(checked, 14) << "the sm_90a package has 64- and 128-key SHARED_KV dK/dV tiles "
                               "for d=128";
+    EXPECT_EQ(split, 3) << "the sm_90a package's d=128 share tile of dK/dV is SHARED_KV";
   }
 }
 
