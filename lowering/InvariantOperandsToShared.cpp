@@ -19,7 +19,9 @@
 // Conditions: sm_90a, the load marked, its `other` absent or zero (masked-off elements
 // are zero filled), every use the A of such a dot in a loop that does not contain the
 // load, and the dot able to run on wgmma from shared memory once A is (WgmmaLayout.h).
-// A marked load that does not qualify stays in registers (a hint, as on any target).
+// A marked load that does not qualify stays in registers (a hint, as on any target). In a
+// warp-specialized program the load, and so the copy, is the consumer warps' (their
+// barrier, not the producer's, orders it before the dots).
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/Target.h"
