@@ -294,12 +294,14 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   }
 }
 
-// The dK/dV tiles that keep K and V in shared memory (SHARED_KV: load(..., shared=True),
+// The tiles that keep a loop-invariant operand in shared memory: the dK/dV tiles' K and V
+// (SHARED_KV: load(..., shared=True),
 // read by wgmma from two descriptors, B a ring slot read K-major; one of them
 // warp-specialized, its consumers copying K and V), each in turn, on shapes
 // whose loops are masked, unmasked, empty or windowed; unsplit (these small grids would
-// otherwise split into shares, whose tiles are others), then split into 3 shares.
-TEST_P(FlashAttentionGpu, SharedKeyValueTiles) {
+// otherwise split into shares, whose tiles are others), then split into 3 shares; and the
+// forward's Q (SHARED_Q).
+TEST_P(FlashAttentionGpu, SharedOperandTiles) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(6);
   auto [dt, d] = GetParam();
@@ -329,14 +331,29 @@ TEST_P(FlashAttentionGpu, SharedKeyValueTiles) {
                                   std::string(dt.name) + " d=" + std::to_string(d) +
                                       " dK/dV SHARED_KV, 3 shares, lq=" + std::to_string(lq) +
                                       " lk=" + std::to_string(lk) + (causal ? " causal" : ""));
-  ops::flashAttentionOptions().shares = 0;
+  ops::flashAttentionOptions().shares = 1;
   ops::flashAttentionOptions().keyValueGradPrune.clear();
+  // The forward's tile that reads Q from shared memory (SHARED_Q, warp-specialized).
+  int forward = 0;
+  ops::flashAttentionOptions().forwardPrune = "not SHARED_Q";
+  for (auto [lq, lk, causal, window] :
+       {std::tuple<int64_t, int64_t, bool, int64_t>{1024, 1024, true, -1},
+        {512, 1000, false, -1}, {1024, 256, true, -1}, {777, 1300, true, 520}})
+    forward += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
+                                    std::string(dt.name) + " d=" + std::to_string(d) +
+                                        " forward SHARED_Q lq=" + std::to_string(lq) +
+                                        " lk=" + std::to_string(lk) + (causal ? " causal" : "") +
+                                        " window " + std::to_string(window),
+                                    window);
+  ops::flashAttentionOptions().forwardPrune.clear();
+  ops::flashAttentionOptions().shares = 0;
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && d == 128) {
     EXPECT_EQ(checked, 21) << "the sm_90a package has 64- and 128-key SHARED_KV dK/dV tiles, "
                               "one warp-specialized, for d=128";
     EXPECT_EQ(split, 3) << "the sm_90a package's d=128 share tile of dK/dV is SHARED_KV";
+    EXPECT_EQ(forward, 4) << "the sm_90a package has a SHARED_Q forward tile for d=128";
   }
 }
 
