@@ -248,6 +248,13 @@ TEST_P(FlashAttentionGpu, EveryPipelineDepth) {
 // lengths that are multiples of 16 take the specialised variant, the one whose loads come by
 // TMA; key lengths ragged or not, every loop (unmasked, then masked tiles), a program whose
 // loops run no tile (causal, more queries than keys), several (batch, head) pairs.
+// (lq, lk, causal, window) of the tests that run one tile alone: loops masked and
+// unmasked, empty, and three of them (a sliding window).
+const std::tuple<int64_t, int64_t, bool, int64_t> kTileCases[] = {
+    {1024, 1024, true, -1}, {512, 1000, false, -1}, {256, 1000, true, -1},
+    {1024, 256, true, -1},  {128, 64, false, -1},   {2048, 2048, false, -1},
+    {1000, 1000, true, 300}, {777, 1300, true, 520}};
+
 TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(5);
@@ -263,11 +270,7 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   for (const char *prune : {"not warp_specialize or BLOCK_N != 64",
                             "not warp_specialize or BLOCK_N != 128"}) {
     ops::flashAttentionOptions().forwardPrune = prune;
-    for (auto [lq, lk, causal, window] :
-         {std::tuple<int64_t, int64_t, bool, int64_t>{1024, 1024, true, -1},
-          {512, 1000, false, -1}, {256, 1000, true, -1}, {1024, 256, true, -1},
-          {128, 64, false, -1}, {2048, 2048, false, -1}, {1000, 1000, true, 300},
-          {777, 1300, true, 520}}) {
+    for (auto [lq, lk, causal, window] : kTileCases) {
       std::string label = std::string(dt.name) + " d=" + std::to_string(d) +
                           " warp-specialized (" + prune + ") lq=" + std::to_string(lq) +
                           " lk=" + std::to_string(lk) + (causal ? " causal" : "") +
@@ -294,13 +297,11 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   }
 }
 
-// The tiles that keep a loop-invariant operand in shared memory: the dK/dV tiles' K and V
-// (SHARED_KV: load(..., shared=True),
-// read by wgmma from two descriptors, B a ring slot read K-major; one of them
-// warp-specialized, its consumers copying K and V), each in turn, on shapes
-// whose loops are masked, unmasked, empty or windowed; unsplit (these small grids would
-// otherwise split into shares, whose tiles are others), then split into 3 shares; and the
-// forward's Q (SHARED_Q).
+// The tiles that keep a loop-invariant operand in shared memory (load(..., shared=True),
+// read by wgmma from two descriptors, B a ring slot read K-major): the dK/dV tiles' K and V
+// (SHARED_KV; one of them warp-specialized, its consumers copying K and V), each in turn,
+// unsplit (these small grids would otherwise split into shares, whose tiles are others),
+// then split into 3 shares; and the forward's Q (SHARED_Q).
 TEST_P(FlashAttentionGpu, SharedOperandTiles) {
   SKIP_WITHOUT_GPU();
   torch::manual_seed(6);
@@ -313,10 +314,7 @@ TEST_P(FlashAttentionGpu, SharedOperandTiles) {
                             "not SHARED_KV or BLOCK_N != 128 or warp_specialize",
                             "not SHARED_KV or not warp_specialize"}) {
     ops::flashAttentionOptions().keyValueGradPrune = prune;
-    for (auto [lq, lk, causal, window] :
-         {std::tuple<int64_t, int64_t, bool, int64_t>{1024, 1024, true, -1},
-          {512, 1000, false, -1}, {256, 1000, true, -1}, {1024, 256, true, -1},
-          {128, 64, false, -1}, {1000, 1000, true, 300}, {777, 1300, true, 520}}) {
+    for (auto [lq, lk, causal, window] : kTileCases) {
       std::string label = std::string(dt.name) + " d=" + std::to_string(d) + " dK/dV (" +
                           prune + ") lq=" + std::to_string(lq) + " lk=" + std::to_string(lk) +
                           (causal ? " causal" : "") + " window " + std::to_string(window);
@@ -350,7 +348,7 @@ TEST_P(FlashAttentionGpu, SharedOperandTiles) {
   std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
   bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
   if (hopper && std::string(dt.suffix) == "auto" && d == 128) {
-    EXPECT_EQ(checked, 21) << "the sm_90a package has 64- and 128-key SHARED_KV dK/dV tiles, "
+    EXPECT_EQ(checked, 24) << "the sm_90a package has 64- and 128-key SHARED_KV dK/dV tiles, "
                               "one warp-specialized, for d=128";
     EXPECT_EQ(split, 3) << "the sm_90a package's d=128 share tile of dK/dV is SHARED_KV";
     EXPECT_EQ(forward, 4) << "the sm_90a package has a SHARED_Q forward tile for d=128";
