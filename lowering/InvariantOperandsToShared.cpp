@@ -56,13 +56,9 @@ bool qualifies(DotOp dot, LoadOp load, unsigned numWarps, StringRef arch) {
     return false;
   auto a = cast<RankedTensorType>(load.getType());
   auto b = cast<ShapedType>(dot.getB().getType());
-  int64_t perRow = getSwizzleBlockColumns(a.getElementType());
-  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
-  if (k % perRow != 0 || !canUseWgmma(a.getElementType(), m, 64, perRow, numWarps, arch))
-    return false;
-  if (dot.getB().getDefiningOp<TransOp>())
-    return n % 8 == 0 && n <= 256;
-  return n == 64 || n == 128 || n == 256;
+  return canUseWgmmaFromDescriptors(a.getElementType(), a.getDimSize(0), b.getDimSize(1),
+                                    a.getDimSize(1), bool(dot.getB().getDefiningOp<TransOp>()),
+                                    numWarps, arch);
 }
 
 struct InvariantOperandsToSharedPass

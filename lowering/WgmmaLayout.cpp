@@ -23,14 +23,21 @@ bool mlir::tessel::canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch) {
   auto b = dyn_cast<SharedType>(dot.getB().getType());
   if (!a || !b)
     return false;
-  int64_t m = a.getShape()[0], k = a.getShape()[1], n = b.getShape()[1];
-  int64_t perRow = getSwizzleBlockColumns(a.getElementType());
+  return canUseWgmmaFromDescriptors(a.getElementType(), a.getShape()[0], b.getShape()[1],
+                                    a.getShape()[1], bool(dot.getB().getDefiningOp<TransOp>()),
+                                    numWarps, arch);
+}
+
+bool mlir::tessel::canUseWgmmaFromDescriptors(Type elementType, int64_t m, int64_t n,
+                                              int64_t k, bool bKMajor, unsigned numWarps,
+                                              StringRef arch) {
   // A may be several 128-byte blocks wide (an A loaded once before its loop,
   // -tessel-invariant-operands-to-shared; the pipeliner's rings of A are one block wide)
   // and B a transposed view of a ring slot, read K-major (any N of 8 up to 256).
-  if (k % perRow != 0 || !canUseWgmma(a.getElementType(), m, 64, perRow, numWarps, arch))
+  int64_t perRow = getSwizzleBlockColumns(elementType);
+  if (k % perRow != 0 || !canUseWgmma(elementType, m, 64, perRow, numWarps, arch))
     return false;
-  if (dot.getB().getDefiningOp<TransOp>())
+  if (bKMajor)
     return n % 8 == 0 && n <= 256;
   return n == 64 || n == 128 || n == 256;
 }

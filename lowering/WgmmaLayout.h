@@ -74,6 +74,11 @@ bool canUseWgmma(Type elementType, int64_t m, int64_t n, int64_t k, unsigned num
 /// True when `dot` (both operands in shared memory) can run on wgmma.
 bool canUseWgmma(DotOp dot, unsigned numWarps, StringRef arch);
 
+/// The same for operand shapes: A (M x K) in whole 128-byte blocks, B (K x N) N-major or,
+/// `bKMajor`, a transposed view of a ring slot.
+bool canUseWgmmaFromDescriptors(Type elementType, int64_t m, int64_t n, int64_t k,
+                                bool bKMajor, unsigned numWarps, StringRef arch);
+
 /// The accumulator layout of a wgmma dot.
 BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *ctx, unsigned numWarps);
 
