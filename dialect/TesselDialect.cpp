@@ -2,6 +2,7 @@
 #include "dialect/TesselDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -58,6 +59,15 @@ Type mlir::tessel::getPointeeType(Type ptrLike) {
   if (!ptr)
     return Type();
   return withElementType(ptrLike, ptr.getPointeeType());
+}
+
+bool mlir::tessel::isZeroTile(Value value) {
+  if (!value)
+    return false;
+  if (matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero()))
+    return true;
+  auto splat = value.getDefiningOp<SplatOp>();
+  return splat && isZeroTile(splat.getSrc());
 }
 
 Type mlir::tessel::getI1SameShape(Type type) {

@@ -33,6 +33,8 @@ Type withElementType(Type type, Type elementType);
 /// (splats, make_range, constants, broadcasts, expand_dims, pure elementwise ops of
 /// those): recomputing it costs less than moving it between threads.
 bool isRematerializable(Value value, unsigned depth = 0);
+/// True when `value` is a zero constant (float or integer), or a splat of one.
+bool isZeroTile(Value value);
 } // namespace mlir::tessel
 
 #define GET_OP_CLASSES

@@ -126,15 +126,6 @@ void commitWgmma(OpBuilder &b, Location loc, DotOp op, SmallVectorImpl<Value> &a
     waitForWgmma(b, loc, 0, acc);
 }
 
-/// Whether `op` accumulates into zeros (a splat of 0.0): its first K step can overwrite the
-/// accumulator registers instead of reading them.
-bool hasZeroAccumulator(DotOp op) {
-  Value acc = op.getAcc();
-  if (auto splat = acc.getDefiningOp<SplatOp>())
-    acc = splat.getSrc();
-  return matchPattern(acc, m_AnyZeroFloat());
-}
-
 /// The accumulator registers of 64-row instruction `inst` of an N-column f16/bf16 wgmma
 /// (WgmmaLayout.h): d[4c + 2h + j] is repetition 2 inst + h, column register 2c + j.
 SmallVector<unsigned> getWgmmaInstructionRegisters(const TileLayout &layout, int64_t inst,
@@ -175,7 +166,7 @@ void dot::emitRegisterWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayo
   Value bAddress = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), bBase);
   Value one = createI32(b, loc, 1);
   // A zero accumulator (S = Q K^T) is not read: the first K step overwrites it.
-  bool zeroAcc = hasZeroAccumulator(op);
+  bool zeroAcc = isZeroTile(op.getAcc());
   WgmmaInstruction first = zeroAcc ? mma.overwrite() : mma;
   // Every fragment is packed before the fence: a register written between wgmma makes
   // ptxas insert a warpgroup.arrive before the next one (C7519).
@@ -231,10 +222,11 @@ void dot::emitWgmma(OpBuilder &b, Location loc, DotOp op, const TileLayout &layo
   WgmmaInstruction mma(b.getContext(), count);
   mma.define("wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + elem + "." +
                  elem,
-             mma.input(0) + ", " + mma.input(1), 3, "l,l,r", bKMajor ? "1, 1, 0, 0" : "1, 1, 0, 1");
+             mma.input(0) + ", " + mma.input(1), 3, "l,l,r",
+             bKMajor ? "1, 1, 0, 0" : "1, 1, 0, 1");
 
   // A zero accumulator is not read: the first K step overwrites it.
-  bool zeroAcc = hasZeroAccumulator(op);
+  bool zeroAcc = isZeroTile(op.getAcc());
   WgmmaInstruction first = zeroAcc ? mma.overwrite() : mma;
   Value zero = zeroAcc ? createI32(b, loc, 0) : Value();
 

@@ -29,7 +29,6 @@
 #include "lowering/WgmmaLayout.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELINVARIANTOPERANDSTOSHARED
@@ -40,13 +39,6 @@ using namespace mlir;
 using namespace mlir::tessel;
 
 namespace {
-bool isZero(Value value) {
-  if (!value || matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero()))
-    return true;
-  auto splat = value.getDefiningOp<SplatOp>();
-  return splat && isZero(splat.getSrc());
-}
-
 /// Whether `dot`, with `load` (its A) in shared memory, runs on wgmma from descriptors:
 /// inside a loop that does not hold the load, B a ring slot (or its transposed view).
 bool qualifies(DotOp dot, LoadOp load, unsigned numWarps, StringRef arch) {
@@ -71,7 +63,7 @@ struct InvariantOperandsToSharedPass
     module.walk([&](LoadOp load) {
       auto type = dyn_cast<RankedTensorType>(load.getType());
       if (!load->hasAttr(LoadOp::getSharedHintName()) || !type || type.getRank() != 2 ||
-          !isZero(load.getOther()) || load->use_empty())
+          (load.getOther() && !isZeroTile(load.getOther())) || load->use_empty())
         return;
       if (llvm::all_of(load->getUsers(), [&](Operation *user) {
             auto dot = dyn_cast<DotOp>(user);
@@ -87,9 +79,9 @@ struct InvariantOperandsToSharedPass
       auto buffer = LocalAllocOp::create(
           b, loc, SharedType::get(b.getContext(), shape, type.getElementType()), IntegerAttr());
       Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-      auto tile = LocalIndexOp::create(
-          b, loc, SharedType::get(b.getContext(), ArrayRef<int64_t>(shape).drop_front(), type.getElementType()),
-          buffer, zero);
+      auto slotType = SharedType::get(b.getContext(), ArrayRef<int64_t>(shape).drop_front(),
+                                      type.getElementType());
+      auto tile = LocalIndexOp::create(b, loc, slotType, buffer, zero);
       AsyncCopyOp::create(b, loc, load.getPtr(), tile, load.getMask());
       AsyncCommitOp::create(b, loc);
       AsyncWaitOp::create(b, loc, 0);

@@ -21,14 +21,6 @@ using namespace mlir::tessel::pipeline;
 
 namespace {
 
-bool isZeroTile(Value value) {
-  if (matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero()))
-    return true;
-  if (auto splat = value.getDefiningOp<SplatOp>())
-    return isZeroTile(splat.getSrc());
-  return false;
-}
-
 /// Adds the ops of `loop`'s body that `value` depends on to `slice`; fails if the
 /// dependence reaches a loop-carried value, an op with effects or regions, or a nested op.
 LogicalResult collectSlice(scf::ForOp loop, Value value, llvm::SetVector<Operation *> &slice) {
