@@ -249,23 +249,39 @@ SharedLayout ringLayout(const PipelinePlan &p, LoadOp load, unsigned numWarps,
 /// Whether the values the copies of `loop` need from outside it (its bounds, the
 /// operands of their address slice) come from pure, region-free ops of the function's
 /// body, which a producer partition can compute again for itself. The loop lies in the
-/// function's body, or in the consumers' partition an earlier loop of it became.
+/// function's body, or in the consumers' partition an earlier loop of it became, either
+/// directly or inside loops (a persistent kernel's loop over tiles) that the producer
+/// runs too: their bounds count as needed, and of their block arguments only the
+/// induction variables (the producer's loops have their own).
 bool producerCanRecompute(scf::ForOp loop, const PipelinePlan &p) {
+  SmallVector<Value> worklist{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  llvm::SmallPtrSet<Value, 4> outerIvs;
   Operation *parent = loop->getParentOp();
+  for (; auto outer = dyn_cast<scf::ForOp>(parent); parent = outer->getParentOp()) {
+    llvm::append_range(worklist, ValueRange{outer.getLowerBound(), outer.getUpperBound(),
+                                            outer.getStep()});
+    outerIvs.insert(outer.getInductionVar());
+  }
   auto ws = dyn_cast<WarpSpecializeOp>(parent);
-  if (ws && loop->getParentRegion() == &ws.getConsumers())
+  if (ws && ws.getConsumers().isAncestor(loop->getParentRegion()))
     parent = ws->getParentOp();
   if (!isa<func::FuncOp>(parent))
     return false;
-  SmallVector<Value> worklist{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
   for (Operation *op : p.slice)
     for (Value operand : op->getOperands())
       if (!loop->isAncestor(operand.getParentBlock()->getParentOp()))
         worklist.push_back(operand);
   llvm::SmallPtrSet<Operation *, 16> seen;
   while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def).second)
+    Value value = worklist.pop_back_val();
+    Operation *def = value.getDefiningOp();
+    if (!def) {
+      // A function argument, or an enclosing loop's induction variable.
+      if (isa<scf::ForOp>(value.getParentBlock()->getParentOp()) && !outerIvs.contains(value))
+        return false;
+      continue;
+    }
+    if (!seen.insert(def).second)
       continue;
     if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
       return false;

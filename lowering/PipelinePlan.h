@@ -48,8 +48,8 @@ struct PipelinePlan {
   /// Producer warps issue the copies and the numWarps consumer warps compute
   /// (tessel.warp_specialize): every load by the bulk tensor engine, the dots on wgmma,
   /// the loop at the function's top level (or in the consumers' partition an earlier
-  /// loop made) and what its copies need computable again by the producer (pure ops of
-  /// the function's body).
+  /// loop made), possibly inside loops (PartitionLoopNests.h), and what its copies need
+  /// computable again by the producer (pure ops of the function's body).
   bool warpSpecialize = false;
 };
 

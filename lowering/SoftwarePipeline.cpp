@@ -64,6 +64,7 @@
 #include "lowering/Passes.h"
 #include "lowering/AxisInfo.h"
 #include "lowering/BlockAccess.h"
+#include "lowering/PartitionLoopNests.h"
 #include "lowering/PipelinePlan.h"
 #include "lowering/PipelineTensorMaps.h"
 #include "lowering/WgmmaLayout.h"
@@ -99,9 +100,9 @@ struct SpecializedRings {
   SmallVector<Type> types; // the rings' types (slots, tile, layout)
   SmallVector<Value> rings;
   Value barriers, consumed;
-  /// The last loops' results: the consumers' slot, phase parity and whether they hold a
-  /// slot unreleased; the producer's slot and parity.
-  Value consumerSlot, consumerParity, holding, producerSlot, producerParity;
+  /// Where the last loop left them, and the loops around specialized loops.
+  PartitionState state;
+  LoopNests nests;
 };
 
 /// One loop's pipeline as planned (PipelinePlan.h), in two steps: allocate() creates
@@ -112,17 +113,24 @@ class LoopPipeliner {
 public:
   /// `specialized`: the function's earlier specialized rings (null for a loop that is
   /// not specialized), which a specialized loop continues or replaces with its own.
+  /// `retired`: loops the rewrite replaced (loops around a specialized loop take its
+  /// state along: PartitionLoopNests.h).
   LoopPipeliner(scf::ForOp loop, PipelinePlan plan, PipelineOptions options,
-                std::optional<SpecializedRings> *specialized)
+                std::optional<SpecializedRings> *specialized,
+                llvm::DenseSet<Operation *> *retired)
       : loop(loop), plan(std::move(plan)), options(options), loc(loop.getLoc()),
         rewriter(loop.getContext()), i32(rewriter.getI32Type()),
-        ivType(loop.getInductionVar().getType()), specialized(specialized) {}
+        ivType(loop.getInductionVar().getType()), specialized(specialized),
+        retired(retired) {}
 
   LogicalResult allocate();
   LogicalResult rewrite();
   /// Warp specialization (plan.warpSpecialize): a producer partition copies every
   /// iteration into the rings, the consumers compute (WarpSpecialize below).
   LogicalResult rewriteSpecialized();
+  /// Whether the loop runs in the partitions (the plan's choice, unless allocate() found
+  /// that a loop inside loops would need rings of its own).
+  bool specializes() const { return plan.warpSpecialize; }
 
 private:
   Value constant(OpBuilder &b, Type type, int64_t v) const {
@@ -133,8 +141,9 @@ private:
   LogicalResult allocateTensorMaps();
   /// Copies of iteration `iv` into `slot` of every ring, as one commit group.
   void emitCopies(OpBuilder &b, Value iv, Value slot);
-  /// The producer's loop: wait for a slot's release, copy an iteration into it.
-  void emitProducerLoop(OpBuilder &b);
+  /// The producer's loop from `state`: wait for a slot's release, copy an iteration
+  /// into it. Returns its results (the producer's slot and parity after it).
+  SmallVector<Value, 2> emitProducerLoop(OpBuilder &b, ValueRange state);
   /// slot + 1, and whether that is past a ring of plan.stages (the next slot is then 0).
   std::pair<Value, Value> incrementSlot(OpBuilder &b, Value slot) const;
   /// The slot after `slot` in a ring of plan.stages (0 after the last).
@@ -157,6 +166,7 @@ private:
   IRRewriter rewriter;
   Type i32, ivType;
   std::optional<SpecializedRings> *specialized;
+  llvm::DenseSet<Operation *> *retired;
   bool continues = false; // this loop continues an earlier loop's rings
 
   // allocate()
@@ -187,6 +197,21 @@ Value LoopPipeliner::barrierRing(unsigned count) {
 
 LogicalResult LoopPipeliner::allocate() {
   MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Type> types;
+  for (auto [load, layout] : llvm::zip(plan.loads, plan.ringLayouts)) {
+    auto type = cast<RankedTensorType>(load.getType());
+    SmallVector<int64_t> shape{int64_t(plan.stages)};
+    shape.append(type.getShape().begin(), type.getShape().end());
+    // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
+    // (-tessel-assign-layouts gives wgmma's buffers their layouts).
+    types.push_back(SharedType::get(ctx, shape, type.getElementType(), layout));
+  }
+  // A loop inside loops takes the rings' state across them (PartitionLoopNests.h): it
+  // must continue the rings of the function's earlier specialized loop, if any, or it
+  // is pipelined by the consumers themselves.
+  if (plan.warpSpecialize && *specialized && (*specialized)->types != types &&
+      isa<scf::ForOp>(loop->getParentOp()))
+    plan.warpSpecialize = false;
   // A warp-specialized program sets up its rings and mbarriers first, for both
   // partitions (before the partitions, where an earlier loop made them).
   if (plan.warpSpecialize) {
@@ -198,15 +223,6 @@ LogicalResult LoopPipeliner::allocate() {
       rewriter.setInsertionPoint(*partitions.begin());
   } else
     rewriter.setInsertionPoint(loop);
-  SmallVector<Type> types;
-  for (auto [load, layout] : llvm::zip(plan.loads, plan.ringLayouts)) {
-    auto type = cast<RankedTensorType>(load.getType());
-    SmallVector<int64_t> shape{int64_t(plan.stages)};
-    shape.append(type.getShape().begin(), type.getShape().end());
-    // mma.sync operands copied by the bulk tensor engine land 128-byte swizzled
-    // (-tessel-assign-layouts gives wgmma's buffers their layouts).
-    types.push_back(SharedType::get(ctx, shape, type.getElementType(), layout));
-  }
   // Rings of the same types as the function's previous specialized loop's: continue
   // them (one set of rings for all the loops, as the partitions run the loops in turn).
   continues = plan.warpSpecialize && *specialized && (*specialized)->types == types &&
@@ -546,12 +562,9 @@ static std::pair<int32_t, int32_t> registerCounts(unsigned consumerWarps) {
   return {0, 0};
 }
 
-void LoopPipeliner::emitProducerLoop(OpBuilder &b) {
-  SmallVector<Value> inits{constant(b, i32, 0), constant(b, i32, 0)};
-  if (continues)
-    inits = {(*specialized)->producerSlot, (*specialized)->producerParity};
+SmallVector<Value, 2> LoopPipeliner::emitProducerLoop(OpBuilder &b, ValueRange state) {
   auto producerLoop = scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
-                                         loop.getStep(), inits);
+                                         loop.getStep(), state);
   OpBuilder body = OpBuilder::atBlockBegin(producerLoop.getBody());
   Value iv = producerLoop.getInductionVar();
   Value slot = producerLoop.getRegionIterArgs()[0];
@@ -561,39 +574,7 @@ void LoopPipeliner::emitProducerLoop(OpBuilder &b) {
   emitCopies(body, iv, slot);
   auto [nextSlot, nextParity] = advance(body, slot, parity);
   scf::YieldOp::create(body, loc, ValueRange{nextSlot, nextParity});
-  (*specialized)->producerSlot = producerLoop.getResult(0);
-  (*specialized)->producerParity = producerLoop.getResult(1);
-}
-
-/// Clones into `block` (before its first op) the ops outside `region` that the ops in
-/// `block` use and that are defined in `from`, operands first, and redirects the uses.
-static LogicalResult recomputeIn(Block *block, Region &from) {
-  IRMapping mapping;
-  OpBuilder b = OpBuilder::atBlockBegin(block);
-  std::function<LogicalResult(Value)> materialize = [&](Value v) -> LogicalResult {
-    Operation *def = v.getDefiningOp();
-    if (!def || mapping.contains(v) || !from.isAncestor(def->getParentRegion()))
-      return success();
-    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-      return def->emitError("the producer partition cannot compute this again");
-    for (Value operand : def->getOperands())
-      if (failed(materialize(operand)))
-        return failure();
-    b.clone(*def, mapping);
-    return success();
-  };
-  SmallVector<OpOperand *> uses;
-  block->walk([&](Operation *op) {
-    for (OpOperand &use : op->getOpOperands())
-      uses.push_back(&use);
-  });
-  for (OpOperand *use : uses)
-    if (failed(materialize(use->get())))
-      return failure();
-  for (OpOperand *use : uses)
-    if (Value mapped = mapping.lookupOrNull(use->get()))
-      use->set(mapped);
-  return success();
+  return {producerLoop.getResult(0), producerLoop.getResult(1)};
 }
 
 // With two or more consumer warpgroups and the dots retiring within the iteration (a
@@ -624,16 +605,49 @@ void LoopPipeliner::takeTurns(WarpSpecializeOp ws) {
 }
 
 LogicalResult LoopPipeliner::rewriteSpecialized() {
+  // The partitions (made by the function's first specialized loop): the function's body
+  // after the setup becomes the consumers'.
+  WarpSpecializeOp ws = loop->getParentOfType<WarpSpecializeOp>();
+  if (!ws) {
+    Block *body = setupEnd->getBlock();
+    rewriter.setInsertionPointAfter(setupEnd);
+    auto [producerRegisters, consumerRegisters] = registerCounts(plan.numWarps);
+    ws = WarpSpecializeOp::create(rewriter, loc, kProducerWarps, producerRegisters,
+                                  consumerRegisters);
+    rewriter.createBlock(&ws.getProducer());
+    Block *consumers = rewriter.createBlock(&ws.getConsumers());
+    consumers->getOperations().splice(consumers->end(), body->getOperations(),
+                                      std::next(ws->getIterator()),
+                                      body->getTerminator()->getIterator());
+  }
+  Block *producer = &ws.getProducer().front();
+
+  // Where the rings stand: new rings at slot 0, parity 0, no slot held; else where the
+  // earlier loop left them, carried through the loops around this one.
+  PartitionState state;
+  if (continues) {
+    state = (*specialized)->state;
+  } else {
+    Operation *top = loop;
+    while (top->getParentOp() != ws.getOperation())
+      top = top->getParentOp();
+    rewriter.setInsertionPoint(top);
+    state.consumers = {constant(rewriter, i32, 0), constant(rewriter, i32, 0),
+                       arith::ConstantIntOp::create(rewriter, loc, 0, 1)};
+    OpBuilder start = OpBuilder::atBlockEnd(producer);
+    state.producer = {constant(start, i32, 0), constant(start, i32, 0)};
+    *specialized = SpecializedRings{
+        SmallVector<Type>(llvm::map_range(rings, [](Value r) { return r.getType(); })),
+        rings, barriers, consumed, {}, LoopNests(retired)};
+  }
+  LoopNests &nests = (*specialized)->nests;
+  Block *producerBlock = nests.enter(loop, ws, state, rewriter);
+
   // The consumers' loop carries the slot it reads, its phase's parity and whether it
   // holds a slot to release (the previous iteration's, or the earlier loop's last).
   rewriter.setInsertionPoint(loop);
-  SmallVector<Value> inits{constant(rewriter, i32, 0), constant(rewriter, i32, 0),
-                           arith::ConstantIntOp::create(rewriter, loc, 0, 1)};
-  if (continues)
-    inits = {(*specialized)->consumerSlot, (*specialized)->consumerParity,
-             (*specialized)->holding};
   FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
-      rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
+      rewriter, state.consumers, /*replaceInitOperandUsesInLoop=*/false,
       [&](OpBuilder &b, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
         auto [slot, parity] = advance(b, args[0], args[1]);
         return {slot, parity, arith::ConstantIntOp::create(b, loc, 1, 1)};
@@ -646,33 +660,19 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   Value readSlot = newLoop.getRegionIterArgs()[numArgs - 3];
   Value readParity = newLoop.getRegionIterArgs()[numArgs - 2];
   Value holding = newLoop.getRegionIterArgs()[numArgs - 1];
-  if (!continues)
-    *specialized = SpecializedRings{
-        SmallVector<Type>(llvm::map_range(rings, [](Value r) { return r.getType(); })),
-        rings, barriers, consumed, {}, {}, {}, {}, {}};
-  unsigned numResults = newLoop.getNumResults();
-  (*specialized)->consumerSlot = newLoop.getResult(numResults - 3);
-  (*specialized)->consumerParity = newLoop.getResult(numResults - 2);
-  (*specialized)->holding = newLoop.getResult(numResults - 1);
 
-  // The partitions (made by the function's first specialized loop); the producer's
-  // loop copies from the loads' addresses (before the consumers' loads become slots).
-  WarpSpecializeOp ws = loop->getParentOfType<WarpSpecializeOp>();
-  if (!ws) {
-    Block *body = newLoop->getBlock();
-    rewriter.setInsertionPointAfter(setupEnd);
-    auto [producerRegisters, consumerRegisters] = registerCounts(plan.numWarps);
-    ws = WarpSpecializeOp::create(rewriter, loc, kProducerWarps, producerRegisters,
-                                  consumerRegisters);
-    rewriter.createBlock(&ws.getProducer());
-    Block *consumers = rewriter.createBlock(&ws.getConsumers());
-    consumers->getOperations().splice(consumers->end(), body->getOperations(),
-                                      std::next(ws->getIterator()),
-                                      body->getTerminator()->getIterator());
-  }
-  Block *producer = &ws.getProducer().front();
-  OpBuilder b = OpBuilder::atBlockEnd(producer);
-  emitProducerLoop(b);
+  // The producer's loop copies from the loads' addresses (before the consumers' loads
+  // become slots).
+  OpBuilder b = OpBuilder::atBlockEnd(producerBlock);
+  if (!producerBlock->empty() && producerBlock->back().hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(&producerBlock->back());
+  unsigned numResults = newLoop.getNumResults();
+  PartitionState after;
+  after.consumers = {newLoop.getResult(numResults - 3), newLoop.getResult(numResults - 2),
+                     newLoop.getResult(numResults - 1)};
+  after.producer = emitProducerLoop(b, state.producer);
+  nests.leave(newLoop, after);
+  (*specialized)->state = after;
 
   // The consumers wait for a slot's copies, and release the previous iteration's slot
   // once its dots retired.
@@ -695,7 +695,7 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
   MBarrierArriveOp::create(rewriter, loc, slotOf(rewriter, loc, consumed, previous), holding);
   if (!lastWait && options.warpgroupTurns)
     takeTurns(ws);
-  if (failed(recomputeIn(producer, ws.getConsumers())))
+  if (failed(recomputeIn(producer, ws.getConsumers(), nests.inductionVariables())))
     return failure();
   ModuleOp module = ws->getParentOfType<ModuleOp>();
   module->setAttr("tessel.producer_warps", rewriter.getI32IntegerAttr(kProducerWarps));
@@ -719,16 +719,20 @@ struct TesselSoftwarePipelinePass
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     // Per function, its specialized loops' rings so far (loops come in program order).
     DenseMap<Operation *, std::optional<SpecializedRings>> specialized;
+    llvm::DenseSet<Operation *> retired; // loops replaced as they took a state along
     for (scf::ForOp loop : loops) {
+      if (retired.contains(loop.getOperation()))
+        continue;
       std::optional<PipelinePlan> plan = planPipeline(loop, stages, numWarps, arch, options);
       if (!plan)
         continue;
       bool specialize = plan->warpSpecialize;
       LoopPipeliner pipeliner(loop, std::move(*plan), options,
                               specialize ? &specialized[loop->getParentOfType<func::FuncOp>()]
-                                         : nullptr);
+                                         : nullptr,
+                              &retired);
       if (failed(pipeliner.allocate()) ||
-          failed(specialize ? pipeliner.rewriteSpecialized() : pipeliner.rewrite()))
+          failed(pipeliner.specializes() ? pipeliner.rewriteSpecialized() : pipeliner.rewrite()))
         return signalPassFailure();
     }
   }
