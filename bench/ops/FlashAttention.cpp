@@ -431,14 +431,7 @@ flashAttentionForward(const torch::Tensor &qIn, const torch::Tensor &kIn, const 
   append(args, strides3(k, "k"));
   append(args, strides3(v, "v"));
   args.push_back(i32(split.length, "the keys' share"));
-  args.push_back(i32(batch, "the batch"));
-  // Persistent tiles: one program an SM (their warp-specialized programs fill one), each
-  // looping over the tiles.
-  int64_t sms = Driver::get().deviceInfo(int(q.get_device())).multiprocessors;
   auto grid = [&](const Config &c) {
-    int64_t tiles = cdiv(seqQ, c["BLOCK_M"]) * batch * heads;
-    if (c["PERSISTENT"])
-      return Grid(std::clamp<int64_t>(tiles, 1, std::max<int64_t>(sms, 1)));
     return Grid(cdiv(seqQ, c["BLOCK_M"]), batch * heads, shares);
   };
   kernels.fwd.launch(grid, args, currentStream());

@@ -38,7 +38,6 @@ struct Case {
   int tile = 0;    ///< HEAD, the tile's head dim; 0: head
   int window = -1; ///< sliding window: keys left of the diagonal a query sees; -1: none
   int shares = 1;  ///< programs along grid z: shares of the keys (forward, dQ) or queries (dK/dV)
-  int persistent = 0; ///< forward programs looping over the tiles (PERSISTENT); 0: one a tile
 };
 
 /// A (batch, heads, seq, head) view into a buffer: element offsets of its strides.
@@ -176,9 +175,7 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
       std::string("SHARES=") + (c.shares > 1 ? "True" : "False")};
   // A variant imports the kernels (kernels/ is on the import path).
   std::string file = var.file ? std::string(var.dir) + var.file : "flash_attention.tsl";
-  std::vector<std::string> fwdDefines = defines;
-  fwdDefines.push_back(std::string("PERSISTENT=") + (c.persistent ? "True" : "False"));
-  SourceKernel fwd = compileKernel(file, "attention_fwd", fwdDefines);
+  SourceKernel fwd = compileKernel(file, "attention_fwd", defines);
   SourceKernel pre = compileKernel(file, "attention_bwd_preprocess",
                                    {"T=" + dt, "HEAD=" + std::to_string(tile), "BLOCK_M=16"});
   SourceKernel dkdv = compileKernel(file, "attention_bwd_dkdv", defines);
@@ -248,8 +245,7 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
   // Each share's length: a multiple of every tile (32), the whole sequence with one share.
   auto shareOf = [&](int length) { return (length + 32 * S - 1) / (32 * S) * 32; };
   int keyShare = shareOf(N), queryShare = shareOf(M);
-  LaunchGrid fwdGrid = c.persistent ? LaunchGrid{c.persistent, 1, 1} : LaunchGrid{qTiles, B * H, S};
-  ASSERT_EQ(run(fwd, fwdGrid, cat(cat({o.data(), lse.data(), oPart.data(), lsePart.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), cat(qkvStrides, {keyShare, B})), mem), "");
+  ASSERT_EQ(run(fwd, {qTiles, B * H, S}, cat(cat({o.data(), lse.data(), oPart.data(), lsePart.data(), ptr(qv), ptr(kv), ptr(vv), floats.data(), ints.data()}, common), cat(qkvStrides, {keyShare})), mem), "");
   if (S > 1) {
     ASSERT_EQ(run(combine, {rTiles, B * H}, cat({o.data(), lse.data(), oPart.data(), lsePart.data(), M, H, D, S}, strides(ov)), mem), "");
   }
@@ -400,27 +396,6 @@ TEST_P(FlashAttentionTest, CausalGridsInSectionsOfHeads) {
   checkCase(dt, ieee, tol, {2, 3, 45, 45, 16, true, 16, 16, 1}, sections);
   checkCase(dt, ieee, tol, {1, 5, 29, 45, 16, true, 32, 16}, sections);
   checkCase(dt, ieee, tol, {1, 3, 45, 45, 16, true, 16, 16, 0, 0, 7}, sections);
-}
-
-// Persistent forward programs (PERSISTENT): fewer programs than tiles, each looping over
-// every num_programs-th (causal: in longest-first order, in sections of heads with the
-// small L2 budget of attention_l2_sections.tsl), and more programs than tiles (some run
-// none): ragged lengths, rows that see nothing, grouped heads, a window, a padded head dim.
-TEST_P(FlashAttentionTest, PersistentForward) {
-  auto [dt, ieee, tol] = precision();
-  Variant plain, sections;
-  sections.file = "attention_l2_sections.tsl";
-  sections.dir = "../test/interpreter/";
-  Case cases[] = {{2, 3, 45, 45, 16, true, 16, 16}, {2, 3, 37, 37, 16, false, 16, 16},
-                  {1, 2, 61, 29, 16, true, 16, 16}, {2, 4, 45, 45, 16, true, 16, 16, 2},
-                  {1, 2, 45, 45, 16, true, 16, 16, 0, 0, 7}, {1, 2, 37, 37, 24, false, 16, 16, 0, 32}};
-  for (Case c : cases)
-    for (int programs : {3, 40}) {
-      c.persistent = programs;
-      checkCase(dt, ieee, tol, c, plain);
-      if (c.causal)
-        checkCase(dt, ieee, tol, c, sections);
-    }
 }
 
 /// Packed sequences (examples/attention/varlen.tsl): per query the keys [lo, hi) it sees and

@@ -267,8 +267,8 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
   // Each case runs with the specialized dQ tile where this head dim has one, else with
   // every dQ tile.
   int checked = 0, withDq = 0;
-  for (const char *prune : {"not warp_specialize or PERSISTENT or BLOCK_N != 64",
-                            "not warp_specialize or PERSISTENT or BLOCK_N != 128"}) {
+  for (const char *prune : {"not warp_specialize or BLOCK_N != 64",
+                            "not warp_specialize or BLOCK_N != 128"}) {
     ops::flashAttentionOptions().forwardPrune = prune;
     for (auto [lq, lk, causal, window] : kTileCases) {
       std::string label = std::string(dt.name) + " d=" + std::to_string(d) +
@@ -294,40 +294,6 @@ TEST_P(FlashAttentionGpu, WarpSpecializedTiles) {
     if (d == 128) {
       EXPECT_EQ(withDq, 16) << "the sm_90a package has a warp-specialized dQ tile for d=128";
     }
-  }
-}
-
-// The persistent forward tiles (PERSISTENT: one program an SM looping over the tiles, its
-// producer running ahead into the next tile), each key-tile width in turn, on the
-// single-tile cases; then 40 (batch x head) pairs at seq 4096, causal, whose longest-first
-// order runs in several sections of heads.
-TEST_P(FlashAttentionGpu, PersistentTiles) {
-  SKIP_WITHOUT_GPU();
-  torch::manual_seed(8);
-  auto [dt, d] = GetParam();
-  if (dt.exact)
-    GTEST_SKIP() << "no wgmma for exact f32";
-  int checked = 0;
-  for (const char *prune : {"not PERSISTENT or BLOCK_N != 64", "not PERSISTENT or BLOCK_N != 128"}) {
-    ops::flashAttentionOptions().forwardPrune = prune;
-    for (auto [lq, lk, causal, window] : kTileCases)
-      checked += checkUnlessAllPruned(2, 3, lq, lk, d, causal, dt,
-                                      std::string(dt.name) + " d=" + std::to_string(d) + " (" +
-                                          prune + ") lq=" + std::to_string(lq) +
-                                          " lk=" + std::to_string(lk) + (causal ? " causal" : "") +
-                                          " window " + std::to_string(window),
-                                      window);
-    if (checked)
-      checked += checkUnlessAllPruned(2, 20, 4096, 4096, d, true, dt,
-                                      std::string(dt.name) + " d=" + std::to_string(d) + " (" +
-                                          prune + ") 2x20 heads, seq 4096 causal");
-  }
-  ops::flashAttentionOptions().forwardPrune.clear();
-  std::string package = ops::flashAttentionPackage(dt.dtype, true, 0);
-  bool hopper = package.size() > 6 && package.substr(package.size() - 6) == "_sm90a";
-  if (hopper && std::string(dt.suffix) == "auto" && (d == 64 || d == 128)) {
-    EXPECT_EQ(checked, 18) << "the sm_90a package has persistent 64- and 128-key forward "
-                              "tiles for d=" << d;
   }
 }
 
