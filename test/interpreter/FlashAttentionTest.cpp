@@ -49,8 +49,7 @@ struct View {
 /// A score and mask function pair as the examples define them, in C++: (scaled score, b, h,
 /// query, key) -> score, its derivative in the score, and whether the pair is kept.
 struct Variant {
-  const char *file = nullptr; ///< <dir><file>, which imports the kernels; null: the kernels
-  const char *dir = "../examples/attention/"; ///< relative to kernels/
+  const char *file = nullptr; ///< examples/attention/<file>; null: the plain kernels
   std::function<double(double, int, int, int, int)> score = [](double s, int, int, int, int) {
     return s;
   };
@@ -174,7 +173,7 @@ void checkCase(const std::string &dt, bool ieee, double tol, const Case &c, cons
       // More than one share: the kernels' SHARES tiles (partials), as the op's small grids.
       std::string("SHARES=") + (c.shares > 1 ? "True" : "False")};
   // A variant imports the kernels (kernels/ is on the import path).
-  std::string file = var.file ? std::string(var.dir) + var.file : "flash_attention.tsl";
+  std::string file = var.file ? std::string("../examples/attention/") + var.file : "flash_attention.tsl";
   SourceKernel fwd = compileKernel(file, "attention_fwd", defines);
   SourceKernel pre = compileKernel(file, "attention_bwd_preprocess",
                                    {"T=" + dt, "HEAD=" + std::to_string(tile), "BLOCK_M=16"});
@@ -380,22 +379,6 @@ TEST_P(FlashAttentionTest, ScoreAndMaskFunctionsMatchDouble) {
     // Split into shares: key and query ranges narrowed by the mask, then by the share.
     checkCase(dt, ieee, tol, {2, 2, 45, 45, 16, scoreFunction, 16, 16, 1, 0, -1, 3}, var);
   }
-}
-
-// Causal grids run longest first across heads, in sections of heads whose streamed operands
-// share L2 (longest_first in the kernels). attention_l2_sections.tsl gives L2 two heads' rows
-// at seq 45, d 16, bf16 (one in f32), so that these grids run in several sections: the last
-// one narrower, grouped heads in one section, and dK/dV's sections (of seq_q) unlike the
-// forward's (of seq_k).
-TEST_P(FlashAttentionTest, CausalGridsInSectionsOfHeads) {
-  auto [dt, ieee, tol] = precision();
-  Variant sections;
-  sections.file = "attention_l2_sections.tsl";
-  sections.dir = "../test/interpreter/";
-  checkCase(dt, ieee, tol, {1, 5, 45, 45, 16, true, 16, 16}, sections);
-  checkCase(dt, ieee, tol, {2, 3, 45, 45, 16, true, 16, 16, 1}, sections);
-  checkCase(dt, ieee, tol, {1, 5, 29, 45, 16, true, 32, 16}, sections);
-  checkCase(dt, ieee, tol, {1, 3, 45, 45, 16, true, 16, 16, 0, 0, 7}, sections);
 }
 
 /// Packed sequences (examples/attention/varlen.tsl): per query the keys [lo, hi) it sees and

@@ -426,21 +426,6 @@ TEST_P(FlashAttentionGpu, SharesOfSmallGrids) {
   ops::flashAttentionOptions().shares = 0;
 }
 
-// Causal grids run longest first across heads, in sections of heads whose K and V (dK/dV:
-// Q and dO) fit in the kernels' L2 budget (32 MB): 40 (batch x head) pairs at seq 4096 make
-// several sections, the last narrower, from d 64 in bf16 and f16 and d 32 in f32 (smaller
-// head dims fit in one; the interpreter's CausalGridsInSectionsOfHeads covers every form).
-TEST_P(FlashAttentionGpu, CausalGridsInSectionsOfHeads) {
-  SKIP_WITHOUT_GPU();
-  torch::manual_seed(7);
-  auto [dt, d] = GetParam();
-  for (int64_t kv : {0, 4})
-    checkCase(2, 20, 4096, 4096, d, true, dt.dtype, dt.exact,
-              std::string(dt.name) + " d=" + std::to_string(d) + " 2x20 heads, kv heads " +
-                  std::to_string(kv) + ", seq 4096 causal",
-              dt.suffix, kv);
-}
-
 INSTANTIATE_TEST_SUITE_P(
     DTypesAndHeadDims, FlashAttentionGpu,
     ::testing::Combine(::testing::Values(DTypeCase{"bf16", torch::kBFloat16, false},
