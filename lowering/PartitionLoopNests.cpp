@@ -17,18 +17,18 @@ using namespace mlir;
 using namespace mlir::tessel;
 using namespace mlir::tessel::pipeline;
 
-LoopNests::Threaded *LoopNests::find(Operation *consumersLoop) {
+LoopNests::Threaded *LoopNests::find(Operation *loop) {
   for (Threaded &t : threaded)
-    if (t.consumers.getOperation() == consumersLoop)
+    if (t.consumers.getOperation() == loop || t.producer.getOperation() == loop)
       return &t;
   return nullptr;
 }
 
-LoopNests::Threaded *LoopNests::findMirror(Operation *producerLoop) {
-  for (Threaded &t : threaded)
-    if (t.producer.getOperation() == producerLoop)
-      return &t;
-  return nullptr;
+OpBuilder pipeline::atProducerEnd(Block *block) {
+  OpBuilder b = OpBuilder::atBlockEnd(block);
+  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(&block->back());
+  return b;
 }
 
 void LoopNests::lift(PartitionState &state, Operation *consumersAt, Block *producerAt) {
@@ -42,7 +42,7 @@ void LoopNests::lift(PartitionState &state, Operation *consumersAt, Block *produ
   }
   for (unsigned role = 0; role < state.producer.size(); ++role) {
     Value &value = state.producer[role];
-    while (Threaded *t = findMirror(value.getParentBlock()->getParentOp())) {
+    while (Threaded *t = find(value.getParentBlock()->getParentOp())) {
       if (t->producer->isAncestor(producerAt->getParentOp()))
         break;
       value = t->producer.getResult(role);
@@ -64,9 +64,7 @@ void LoopNests::thread(scf::ForOp outer, Block *producerBlock, PartitionState &s
   // (scf.for always takes more iter_args.)
   auto consumers = cast<scf::ForOp>(replaced->getOperation());
   retired->insert(old);
-  OpBuilder b = OpBuilder::atBlockEnd(producerBlock);
-  if (!producerBlock->empty() && producerBlock->back().hasTrait<OpTrait::IsTerminator>())
-    b.setInsertionPoint(&producerBlock->back());
+  OpBuilder b = atProducerEnd(producerBlock);
   // Its bounds are the consumers' values until recomputeIn clones them.
   auto mirror = scf::ForOp::create(b, loc, consumers.getLowerBound(), consumers.getUpperBound(),
                                    consumers.getStep(), state.producer);

@@ -54,8 +54,8 @@ private:
     scf::ForOp consumers, producer;
     unsigned consumerBase; // the first of the consumers' loop's added iter_args
   };
-  Threaded *find(Operation *consumersLoop);
-  Threaded *findMirror(Operation *producerLoop);
+  /// The threaded pair a consumers' loop or a mirror belongs to, if any.
+  Threaded *find(Operation *loop);
   void lift(PartitionState &state, Operation *consumersAt, Block *producerAt);
   void thread(scf::ForOp outer, Block *producerBlock, PartitionState &state,
               RewriterBase &rewriter);
@@ -63,6 +63,10 @@ private:
   SmallVector<Threaded> threaded;
   llvm::DenseSet<Operation *> *retired;
 };
+
+/// A builder at the end of a producer block: before the mirror's yield, or at the end of
+/// the partition's own block (which has no terminator).
+OpBuilder atProducerEnd(Block *block);
 
 /// Clones into `block` (a producer partition's) the ops of `from` (the consumers') that
 /// its ops use, pure and region-free, operands first, each into the innermost block of

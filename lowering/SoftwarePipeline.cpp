@@ -663,9 +663,7 @@ LogicalResult LoopPipeliner::rewriteSpecialized() {
 
   // The producer's loop copies from the loads' addresses (before the consumers' loads
   // become slots).
-  OpBuilder b = OpBuilder::atBlockEnd(producerBlock);
-  if (!producerBlock->empty() && producerBlock->back().hasTrait<OpTrait::IsTerminator>())
-    b.setInsertionPoint(&producerBlock->back());
+  OpBuilder b = atProducerEnd(producerBlock);
   unsigned numResults = newLoop.getNumResults();
   PartitionState after;
   after.consumers = {newLoop.getResult(numResults - 3), newLoop.getResult(numResults - 2),
