@@ -30,14 +30,18 @@
 namespace tessel::frontend {
 
 /// A value during generation: a compile-time constant, an SSA value (scalar
-/// or tile), a tuple, or poison (the result of an expression that already
-/// reported an error; operations on poison are silent, so errors don't cascade).
+/// or tile), a tuple, a tensor descriptor, or poison (the result of an expression that
+/// already reported an error; operations on poison are silent, so errors don't cascade).
 struct GenValue {
-  enum class Kind { Poison, Const, Runtime, Tuple };
+  enum class Kind { Poison, Const, Runtime, Tuple, Descriptor };
   Kind kind = Kind::Poison;
   ConstValue cst;
   mlir::Value value;
+  /// A tuple's elements; a descriptor's base pointer, then its shape, then its strides
+  /// (rank each; GenDescriptor.cpp).
   std::vector<GenValue> elems;
+  /// A descriptor's block shape: the tiles its loads give.
+  llvm::SmallVector<int64_t, 2> block;
 
   static GenValue poison() { return GenValue(); }
   static GenValue ofConst(ConstValue c) {
@@ -62,6 +66,10 @@ struct GenValue {
   bool isConst() const { return kind == Kind::Const; }
   bool isRuntime() const { return kind == Kind::Runtime; }
   bool isTuple() const { return kind == Kind::Tuple; }
+  bool isDescriptor() const { return kind == Kind::Descriptor; }
+  /// Several values under one name (a tuple or a descriptor): no arithmetic, no
+  /// runtime value of its own.
+  bool isAggregate() const { return isTuple() || isDescriptor(); }
   /// Runtime only.
   mlir::Type type() const { return value.getType(); }
   /// Same value (same SSA value or equal constant).
@@ -175,6 +183,8 @@ public:
   //===--- Calls (GenCall.cpp) ---------------------------------------------===//
   GenValue genCall(const ast::Expr &expr);
   GenValue genMethodCall(const ast::Expr &expr);
+  /// `"a tuple"` / `"a tensor descriptor"`, for errors about aggregates.
+  static const char *aggregateName(const GenValue &v);
   GenValue callFunc(const ast::Function &fn, const ast::Expr &call);
   /// Binds a call's positional and keyword arguments to named parameters; false after
   /// reporting a count or keyword error.
@@ -192,7 +202,13 @@ public:
   GenValue genArange(BuiltinCall &call);
   GenValue genFull(BuiltinCall &call);      // zeros, full
   GenValue genLoad(BuiltinCall &call);
-  GenValue genStore(BuiltinCall &call);
+  GenValue genStore(BuiltinCall &call);  // store, atomic_add
+  /// The cores of load() and store() once their operands are generated (shared with a
+  /// descriptor's methods, whose parameters put other/shared and value at the same indices).
+  GenValue loadFrom(BuiltinCall &call, const GenValue &ptr, const GenValue &mask,
+                    const GenValue &other, const GenValue &shared);
+  GenValue storeTo(BuiltinCall &call, const GenValue &ptr, const GenValue &value,
+                   const GenValue &mask);
   GenValue genWhere(BuiltinCall &call);
   GenValue genMinMax(BuiltinCall &call);    // maximum, minimum
   GenValue genMath(BuiltinCall &call);      // exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs, tanh
@@ -203,6 +219,13 @@ public:
   GenValue genTrans(BuiltinCall &call);
   GenValue genRangeOutsideFor(BuiltinCall &call);
   bool checkPointerOperand(BuiltinCall &call, const GenValue &ptr);
+
+  //===--- Tensor descriptors (GenDescriptor.cpp) ---------------------------===//
+  GenValue genMakeTensorDescriptor(BuiltinCall &call);
+  /// desc.load(offsets, ...) and desc.store(offsets, value, ...).
+  GenValue genDescriptorMethod(const ast::Expr &call, const GenValue &desc);
+  /// desc.shape, desc.strides, desc.block_shape, desc.dtype.
+  GenValue genDescriptorAttribute(const ast::Expr &expr, const GenValue &desc);
   bool maskOperand(BuiltinCall &call, const GenValue &mask, size_t index, mlir::Value &out);
 
   //===--- Statements (GenStmt.cpp) ----------------------------------------===//

@@ -47,6 +47,7 @@ const Builtin kBuiltins[] = {
     {"static_assert", &Generator::genStaticAssert},
     {"dot", &Generator::genDot},              {"trans", &Generator::genTrans},
     {"range", &Generator::genRangeOutsideFor}, {"atomic_add", &Generator::genStore},
+    {"make_tensor_descriptor", &Generator::genMakeTensorDescriptor},
 };
 
 } // namespace
@@ -179,6 +180,11 @@ GenValue Generator::genLoad(BuiltinCall &call) {
   GenValue ptr = call.arg(0), mask = call.arg(1), other = call.arg(2), shared = call.arg(3);
   if (ptr.isPoison() || mask.isPoison() || other.isPoison() || shared.isPoison())
     return GenValue::poison();
+  return loadFrom(call, ptr, mask, other, shared);
+}
+
+GenValue Generator::loadFrom(BuiltinCall &call, const GenValue &ptr, const GenValue &mask,
+                             const GenValue &other, const GenValue &shared) {
   // shared=True: a hint that the tile may stay in shared memory for the dots that read
   // it (-tessel-invariant-operands-to-shared); a constant, so configurations can set it.
   bool keepShared = false;
@@ -216,6 +222,11 @@ GenValue Generator::genStore(BuiltinCall &call) {
   GenValue ptr = call.arg(0), value = call.arg(1), mask = call.arg(2);
   if (ptr.isPoison() || value.isPoison() || mask.isPoison())
     return GenValue::poison();
+  return storeTo(call, ptr, value, mask);
+}
+
+GenValue Generator::storeTo(BuiltinCall &call, const GenValue &ptr, const GenValue &value,
+                            const GenValue &mask) {
   if (!checkPointerOperand(call, ptr))
     return GenValue::poison();
   Value p = ptr.value;

@@ -1,7 +1,8 @@
 //===- frontend/GenCall.cpp - calls: dispatch, methods, @func inlining ----===//
 //
-// A call is a @func (inlined), a built-in (GenBuiltins.cpp, found by name), or the
-// method .to(dtype); anything else is an error at the callee.
+// A call is a @func (inlined), a built-in (GenBuiltins.cpp, found by name), or a
+// method: .to(dtype), or a tensor descriptor's .load/.store (GenDescriptor.cpp); anything
+// else is an error at the callee.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Gen.h"
@@ -58,11 +59,17 @@ bool Generator::bindArgs(const Expr &call, const std::string &fname,
   return true;
 }
 
+const char *Generator::aggregateName(const GenValue &v) {
+  return v.isDescriptor() ? "a tensor descriptor" : "a tuple";
+}
+
 GenValue Generator::genMethodCall(const Expr &expr) {
   const Expr &attr = *expr.args[0];
   GenValue base = genExpr(*attr.args[0]);
   if (base.isPoison())
     return base;
+  if (base.isDescriptor())
+    return genDescriptorMethod(expr, base);
   if (attr.name != "to")
     return error(attr.range, "unknown method '" + attr.name + "' (supported: .to(dtype))");
   std::vector<const Expr *> args;

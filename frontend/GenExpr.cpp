@@ -136,8 +136,8 @@ std::optional<ConstValue> Generator::requireConst(const GenValue &v, SourceRange
   if (v.isRuntime())
     error(range, what + " must be a constexpr, but this is a runtime value (" +
                      typeName(v.type()) + ")");
-  else if (v.isTuple())
-    error(range, what + " must be a constexpr, not a tuple");
+  else if (v.isAggregate())
+    error(range, what + " must be a constexpr, not " + aggregateName(v));
   return std::nullopt;
 }
 
@@ -160,9 +160,9 @@ GenValue Generator::genUnary(OpKind op, const GenValue &x, SourceRange range) {
     FoldResult r = foldUnary(op, x.cst);
     return r.value ? GenValue::ofConst(*r.value) : error(range, r.error);
   }
-  if (x.isTuple())
+  if (x.isAggregate())
     return error(range, std::string("bad operand for unary '") + ast::opSpelling(op) +
-                            "': a tuple");
+                            "': " + aggregateName(x));
   Value v = x.value;
   Type elem = elemOf(v.getType());
   mlir::Location l = curLoc();
@@ -213,7 +213,7 @@ GenValue Generator::genBinary(OpKind op, const GenValue &a, const GenValue &c, S
     FoldResult r = foldBinary(op, a.cst, c.cst);
     return r.value ? GenValue::ofConst(*r.value) : error(range, r.error);
   }
-  if (a.isTuple() || c.isTuple() || (a.isConst() && !a.cst.isNumber()) ||
+  if (a.isAggregate() || c.isAggregate() || (a.isConst() && !a.cst.isNumber()) ||
       (c.isConst() && !c.cst.isNumber()))
     return error(range, "unsupported operand types for '" + opName + "': " + describe(a) +
                             " and " + describe(c));
@@ -350,8 +350,8 @@ GenValue Generator::genBoolOp(const ast::Expr &expr) {
   auto toBool = [&](const GenValue &v, SourceRange r) -> Value {
     if (v.isConst())
       return constantScalar(ConstValue::ofBool(v.cst.truthy()), b.getI1Type());
-    if (v.isTuple()) {
-      error(r, "a tuple cannot be used as a condition");
+    if (v.isAggregate()) {
+      error(r, std::string(aggregateName(v)) + " cannot be used as a condition");
       return nullptr;
     }
     if (!shapeOf(v.type()).empty()) {
@@ -384,8 +384,9 @@ GenValue Generator::genTernary(const ast::Expr &expr) {
     return cond;
   if (cond.isConst())
     return genExpr(*expr.args[cond.cst.truthy() ? 0 : 2]);
-  if (cond.isTuple())
-    return error(expr.args[1]->range, "a tuple cannot be used as a condition");
+  if (cond.isAggregate())
+    return error(expr.args[1]->range,
+                 std::string(aggregateName(cond)) + " cannot be used as a condition");
   if (!shapeOf(cond.type()).empty())
     return error(expr.args[1]->range, "the condition of 'x if c else y' must be a scalar, got " +
                                           typeName(cond.type()) + "; use where() for tiles");
@@ -459,6 +460,8 @@ GenValue Generator::genAttribute(const ast::Expr &expr) {
   GenValue base = genExpr(*expr.args[0]);
   if (base.isPoison())
     return base;
+  if (base.isDescriptor())
+    return genDescriptorAttribute(expr, base);
   if (expr.name == "dtype" && base.isRuntime() && !isPtrElem(elemOf(base.type()))) {
     if (auto d = typeToDType(elemOf(base.type())))
       return GenValue::ofConst(ConstValue::ofDType(*d));
@@ -478,8 +481,9 @@ GenValue Generator::genCast(const GenValue &x, DType dtype, SourceRange range) {
       return error(range, "cannot convert " + describe(x) + " to " + dtypeName(dtype));
     return GenValue::ofValue(constantScalar(x.cst, elem, /*explicitCast=*/true));
   }
-  if (x.isTuple())
-    return error(range, "cannot convert a tuple to " + std::string(dtypeName(dtype)));
+  if (x.isAggregate())
+    return error(range, "cannot convert " + std::string(aggregateName(x)) + " to " +
+                            dtypeName(dtype));
   Value v = castElem(x.value, elem, range);
   return v ? GenValue::ofValue(v) : GenValue::poison();
 }

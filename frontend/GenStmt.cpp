@@ -132,8 +132,8 @@ void Generator::genIf(const Stmt &stmt) {
     genBlock(cond.cst.truthy() ? stmt.body : stmt.orelse);
     return;
   }
-  if (cond.isTuple()) {
-    error(stmt.cond->range, "a tuple cannot be used as a condition");
+  if (cond.isAggregate()) {
+    error(stmt.cond->range, std::string(aggregateName(cond)) + " cannot be used as a condition");
     return;
   }
   if (!shapeOf(cond.type()).empty()) {
@@ -197,7 +197,7 @@ void Generator::genDynamicIf(const Stmt &stmt, Value cond) {
       continue;
     }
     SourceRange where = thenDefs.count(name) ? thenDefs[name] : stmt.range;
-    if (t.isTuple() || e.isTuple() || (t.isConst() && !t.cst.isNumber()) ||
+    if (t.isAggregate() || e.isAggregate() || (t.isConst() && !t.cst.isNumber()) ||
         (e.isConst() && !e.cst.isNumber())) {
       error(where, "variable '" + name + "' gets different compile-time values (" + describe(t) +
                        " and " + describe(e) + ") in the branches of a runtime 'if'");
@@ -312,7 +312,7 @@ void Generator::genFor(const Stmt &stmt) {
     if (it == scope->vars.end() || it->second.isPoison())
       continue;
     const GenValue &v = it->second;
-    if (v.isTuple() || (v.isConst() && !v.cst.isNumber())) {
+    if (v.isAggregate() || (v.isConst() && !v.cst.isNumber())) {
       Diagnostic &d = report(stmt.range, "variable '" + name + "' (" + describe(v) +
                                              ") is assigned in the loop; only numbers and "
                                              "tiles can change inside a loop");

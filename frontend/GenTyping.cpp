@@ -86,6 +86,13 @@ std::string Generator::describe(const GenValue &v) {
     return std::string("constexpr ") + v.cst.kindName() + " " + v.cst.toString();
   case GenValue::Kind::Runtime: return typeName(v.type());
   case GenValue::Kind::Tuple: return "a tuple of " + std::to_string(v.elems.size());
+  case GenValue::Kind::Descriptor: {
+    std::string block;
+    for (int64_t d : v.block)
+      block += (block.empty() ? "" : ", ") + std::to_string(d);
+    return "a tensor descriptor of " + typeName(v.elems[0].type()) + " with block [" + block +
+           "]";
+  }
   }
   return "?";
 }

@@ -20,6 +20,10 @@ bool GenValue::sameAs(const GenValue &other) const {
   case Kind::Poison: return true;
   case Kind::Const: return cst == other.cst;
   case Kind::Runtime: return value == other.value;
+  case Kind::Descriptor:
+    if (block != other.block)
+      return false;
+    [[fallthrough]];
   case Kind::Tuple:
     if (elems.size() != other.elems.size())
       return false;
@@ -111,8 +115,8 @@ Value Generator::materialize(const GenValue &v, SourceRange range) {
     }
     return constantScalar(v.cst, t);
   }
-  if (v.isTuple())
-    error(range, "a tuple cannot be used as a value here");
+  if (v.isAggregate())
+    error(range, std::string(aggregateName(v)) + " cannot be used as a value here");
   return nullptr;
 }
 
@@ -178,8 +182,8 @@ Value Generator::toElemType(const GenValue &v, Type elem, SourceRange range) {
   }
   if (v.isRuntime())
     return castElem(v.value, elem, range);
-  if (v.isTuple())
-    error(range, "a tuple cannot be used as a value here");
+  if (v.isAggregate())
+    error(range, std::string(aggregateName(v)) + " cannot be used as a value here");
   return nullptr;
 }
 
