@@ -70,15 +70,34 @@ Value matchExpand(Value v, int64_t axis) {
   return expand && expand.getAxis() == axis ? skipBroadcast(expand.getSrc()) : Value();
 }
 
+/// `index >= 0` (before or after the expand, as the bound's compare).
+bool isNotNegativeTest(Value test, Value index, int64_t axis, bool expandedAfter) {
+  auto cmp = test.getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::sge)
+    return false;
+  Value lhs = expandedAfter ? skipBroadcast(cmp.getLhs()) : matchExpand(cmp.getLhs(), axis);
+  Value rhs = cmp.getRhs(), splatted = matchSplat(rhs);
+  return lhs == index &&
+         (matchPattern(rhs, m_Zero()) || (splatted && matchPattern(splatted, m_Zero())));
+}
+
 /// `(r[:, None] < bound)` or `(c[None, :] < bound)` -> bound, for the given r / c; also
 /// with the compare before the expand, `(r < bound)[:, None]` (a kernel that names the
-/// test once, as `row_ok = rows < n`, and expands it where it loads).
+/// test once, as `row_ok = rows < n`, and expands it where it loads), and either form
+/// with `r >= 0` and-ed to it (a tensor descriptor's check of an offset that may be
+/// negative: TMA reads zeros at negative coordinates too).
 FailureOr<ArgOrConstant> matchBound(Value v, Value index, int64_t axis) {
   Value test = skipBroadcast(v);
   auto expand = test.getDefiningOp<ExpandDimsOp>();
   bool expandedAfter = expand && expand.getAxis() == axis;
   if (expandedAfter)
     test = expand.getSrc();
+  if (auto both = test.getDefiningOp<arith::AndIOp>()) {
+    if (isNotNegativeTest(both.getLhs(), index, axis, expandedAfter))
+      test = both.getRhs();
+    else if (isNotNegativeTest(both.getRhs(), index, axis, expandedAfter))
+      test = both.getLhs();
+  }
   auto cmp = test.getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::slt)
     return failure();

@@ -4,7 +4,9 @@
 // cols[None, :]`, after canonicalisation)
 //   ptr  = base + (row + arange(M))[:, None] * stride + (col + arange(N))[None, :]
 //   mask = ((row + arange(M))[:, None] < rowBound) & ((col + arange(N))[None, :] < colBound)
-// (each compare also before its expand: ((row + arange(M)) < rowBound)[:, None])
+// (each compare also before its expand: ((row + arange(M)) < rowBound)[:, None]; each
+// also and-ed with `row + arange(M) >= 0`, as a tensor descriptor checks an offset that
+// may be negative: TMA fills negative coordinates with zeros too)
 // (indices may be sign-extended to i64 before the multiply) reads the block
 // [row, row + M) x [col, col + N) of a row-major matrix with rowBound
 // rows and colBound columns, zero outside. The bulk tensor copy engine (TMA) does exactly
