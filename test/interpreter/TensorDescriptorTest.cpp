@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 #include <tuple>
 #include <vector>
@@ -155,6 +157,48 @@ TEST(TensorDescriptor, ThreeDimensionalStridedView) {
           float want = inside ? x[size_t(p + q * a + r * a * b)] : 7.0f;
           ASSERT_EQ(out[i * 32 + j * 8 + l], want) << p << "," << q << "," << r;
         }
+  }
+}
+
+TEST(TensorDescriptor, GpuTestKernelOnTheCpu) {
+  // test/gpu/kernels/descriptor_matmul.tsl, which the GPU test runs by TMA: the same cases
+  // here, both configurations, against C++ (blocks shifted before index 0 included).
+  struct Case { int m, n, k, lda, ldb, ldc, shift; };
+  for (unsigned config : {0u, 1u}) {
+    SourceOptions opts;
+    opts.config = config;
+    auto compiled = compileSourceFile(
+        std::string(TESSEL_KERNELS_DIR) + "/../test/gpu/kernels/descriptor_matmul.tsl", opts);
+    ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+    for (Case c : {Case{150, 192, 160, 176, 208, 224, -48}, Case{77, 45, 37, 41, 50, 53, -5},
+                   Case{1, 1, 1, 1, 1, 3, -63}}) {
+      HostTensor a = randomTensor("bf16", size_t(c.m) * c.lda, 1),
+                 b = randomTensor("bf16", size_t(c.k) * c.ldb, 2);
+      std::vector<float> out(size_t(c.m) * c.ldc, 42.0f);
+      MemoryMap mem;
+      mem.add(a.data(), a.bytes.size(), "a");
+      mem.add(b.data(), b.bytes.size(), "b");
+      mem.add(out.data(), out.size() * 4, "c");
+      LaunchGrid grid = {(c.m - c.shift + 63) / 64, (c.n - c.shift + 63) / 64};
+      ASSERT_EQ(run(*compiled, grid,
+                    {out.data(), a.data(), b.data(), c.m, c.n, c.k, c.lda, c.ldb, c.ldc, c.shift},
+                    mem),
+                "");
+      for (int i = 0; i < c.m; ++i)
+        for (int j = 0; j < c.ldc; ++j) {
+          double sum = 0, size = 0;
+          for (int l = 0; l < c.k; ++l) {
+            double term = double(a.get(size_t(i) * c.lda + l)) * b.get(size_t(l) * c.ldb + j);
+            sum += term;
+            size += std::abs(term);
+          }
+          double got = out[size_t(i) * c.ldc + j];
+          if (j >= c.n)
+            ASSERT_EQ(got, 42.0) << "wrote outside C at " << i << "," << j;
+          else
+            ASSERT_NEAR(got, sum, 1e-5 * size + 1e-6) << i << "," << j << " config " << config;
+        }
+    }
   }
 }
 
