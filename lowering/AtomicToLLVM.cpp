@@ -8,9 +8,17 @@
 // whose unwrapped coordinate is in the tile; along a root dimension a slice removed, the
 // thread with index 0 there; for a scalar, thread 0.
 //
+// An atomic -tessel-bulk-reductions marked (BulkReductions.cpp) goes a row at a time: every
+// thread writes its registers to the scratch at their row-major places, and the first
+// holder of each row's first element, where the row's mask holds, issues
+// `cp.reduce.async.bulk` from the row's scratch bytes to the row's address (the pointer it
+// holds). The issuers wait until the engine has read the scratch (`wait_group.read`, not
+// until the adds land) and a barrier hands the scratch to the next op.
+//
 //===----------------------------------------------------------------------===//
 #include "dialect/Layout.h"
 #include "dialect/Target.h"
+#include "lowering/Passes.h"
 #include "lowering/TileToLLVMUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,6 +78,48 @@ SmallVector<Value> firstHolders(OpBuilder &b, Location loc, Type type, unsigned 
   return holders;
 }
 
+/// The bulk form (see the header).
+void lowerByRows(AtomicRMWOp op, ValueRange ptrs, ValueRange values, ValueRange masks,
+                 ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op.getValue().getType());
+  TileLayout layout = *TileLayout::get(type);
+  int64_t rowBytes = type.getDimSize(1) * 4;
+  ThreadIndex thread = getThreadIndex(rewriter, loc);
+  Value scratch = getSharedMemoryBase(rewriter, loc);
+  SmallVector<SmallVector<Value>> coords = getCoordinates(rewriter, loc, layout, thread);
+  for (auto [value, at] : llvm::zip(values, coords)) {
+    Value index = linearize(rewriter, loc, at, type.getShape());
+    Value address = LLVM::GEPOp::create(rewriter, loc, scratch.getType(), rewriter.getF32Type(),
+                                        scratch, ValueRange{index});
+    LLVM::StoreOp::create(rewriter, loc, value, address);
+  }
+  createAsyncProxyFence(rewriter, loc);
+  createBarrier(rewriter, loc);
+  SmallVector<Value> holders = firstHolders(rewriter, loc, type, values.size());
+  std::string text = "@$0 cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$1], [$2], " +
+                     std::to_string(rowBytes) + ";";
+  for (unsigned reg = 0; reg < values.size(); ++reg) {
+    // Only a register whose column owes nothing to the thread can hold column 0 (first
+    // holders have unwrapped coordinates, all of them inside the tile).
+    if (layout.getRegisterOffset(1, layout.getRegisterIndex(reg)[1]) != 0)
+      continue;
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, coords[reg][1],
+                                        createI32(rewriter, loc, 0));
+    Value predicate = conjoin(rewriter, loc, conjoin(rewriter, loc, first, holders[reg]),
+                              masks.empty() ? Value() : masks[reg]);
+    Value rowStart = arith::MulIOp::create(rewriter, loc, coords[reg][0],
+                                           createI32(rewriter, loc, rowBytes));
+    Value source = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                            byteOffset(rewriter, loc, scratch, rowStart));
+    createInlinePtx(rewriter, loc, Type(), ValueRange{predicate, ptrs[reg], source}, text,
+                    "b,l,r");
+  }
+  createInlinePtx(rewriter, loc, Type(), ValueRange(),
+                  "cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;", "");
+  createBarrier(rewriter, loc);
+}
+
 struct AtomicRMWLowering : OpConversionPattern<AtomicRMWOp> {
   AtomicRMWLowering(const TypeConverter &converter, MLIRContext *ctx, const AxisInfoAnalysis &info)
       : OpConversionPattern(converter, ctx), axisInfo(info) {}
@@ -81,6 +131,11 @@ struct AtomicRMWLowering : OpConversionPattern<AtomicRMWOp> {
     bool f32 = element.isF32();
     ValueRange ptrs = adaptor.getPtr(), values = adaptor.getValue();
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
+    if (op->hasAttr(kBulkReductionAttr)) {
+      lowerByRows(op, ptrs, values, masks, rewriter);
+      rewriter.eraseOp(op);
+      return success();
+    }
     SmallVector<Value> holders = firstHolders(rewriter, loc, op.getPtr().getType(), ptrs.size());
     // A thread's contiguous, aligned run of f32 goes as one vector reduction where the
     // target has them (a run's elements share the holder test: tile sizes are powers of

@@ -20,6 +20,13 @@ namespace mlir::tessel {
 #define GEN_PASS_REGISTRATION
 #include "lowering/Passes.h.inc"
 
+/// A `tessel.atomic_rmw` that -tessel-bulk-reductions marked: one bulk reduction a row,
+/// from the scratch (AtomicToLLVM.cpp).
+inline constexpr llvm::StringLiteral kBulkReductionAttr = "tessel.bulk";
+/// The largest tile a bulk reduction stages in the scratch (bytes): the scratch is shared
+/// memory that the rings of the same program need too.
+inline constexpr int64_t kMaxBulkReductionBytes = 32 * 1024;
+
 /// Options of the whole lowering, from tile IR to LLVM dialect.
 struct LoweringOptions {
   /// 0: take the module's `tessel.num_warps` (4 if absent).

@@ -109,6 +109,17 @@ def TesselInvariantOperandsToShared : Pass<"tessel-invariant-operands-to-shared"
                            "::mlir::arith::ArithDialect"];
 }
 
+def TesselBulkReductions : Pass<"tessel-bulk-reductions", "ModuleOp"> {
+  let summary = "Mark atomic adds of whole f32 rows for the bulk copy engine";
+  let description = [{
+    On sm_90 and sm_90a: a `tessel.atomic_rmw "add"` of a 2-D f32 tile whose rows are
+    contiguous, 16-byte aligned runs of memory (AxisInfo), masked by whole rows if at all,
+    gets `tessel.bulk`: it is lowered as one `cp.reduce.async.bulk` add a row from the
+    scratch, instead of one `red.global.add` an element. The rest are left as they are.
+  }];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 def TesselAsyncDots : Pass<"tessel-async-dots", "ModuleOp"> {
   let summary = "Let register-A wgmma dots run until their result is needed";
   let description = [{

@@ -36,6 +36,8 @@ void mlir::tessel::buildTesselToLLVMPipeline(OpPassManager &pm, const LoweringOp
   pm.addPass(createCSEPass());
   if (options.asyncDots)
     pm.addPass(createTesselAsyncDots());
+  // Before the scratch is sized: a bulk reduction stages its tile there.
+  pm.addPass(createTesselBulkReductions());
   pm.addPass(createTesselAllocateSharedMemory());
   pm.addPass(createTesselInsertBarriers());
   pm.addPass(createConvertTesselToLLVM());

@@ -1,6 +1,7 @@
 //===- TileToLLVMUtils.cpp - thread ids, coordinates, shuffles, scratch ---===//
 #include "lowering/TileToLLVMUtils.h"
 #include "dialect/Target.h"
+#include "lowering/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -59,6 +60,8 @@ FailureOr<int64_t> mlir::tessel::getScratchBytes(Operation *op) {
     auto type = convert.getSrc().getType();
     return type.getNumElements() * getScratchElementBytes(type.getElementType());
   }
+  if (auto atomic = dyn_cast<AtomicRMWOp>(op); atomic && atomic->hasAttr(kBulkReductionAttr))
+    return cast<RankedTensorType>(atomic.getValue().getType()).getNumElements() * 4;
   return int64_t(0);
 }
 

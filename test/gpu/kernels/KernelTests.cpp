@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
+#include <tuple>
 
 using namespace tessel;
 using namespace tessel::gputest;
@@ -188,6 +190,29 @@ TEST_P(KernelTest, AddScale) {
   }
 }
 
+/// Checks a rows x ld f32 matrix whose first `cols` columns hold sums and the rest is
+/// padding that must still be NaN: `sum(i, j)` gives the exact sum and the sum of its
+/// terms' magnitudes, to which the tolerance `relative` applies (f32 accumulation order).
+void expectSumsAndUntouchedPadding(const HostArray &out, int64_t rows, int64_t ld, int64_t cols,
+                                   const std::function<std::pair<double, double>(int64_t, int64_t)> &sum,
+                                   double relative) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < ld; ++j) {
+      double got = out.get(i * ld + j);
+      if (j >= cols) {
+        if (!std::isnan(got) && bad++ < 5)
+          ADD_FAILURE() << "wrote padding [" << i << "][" << j << "]";
+        continue;
+      }
+      auto [want, size] = sum(i, j);
+      if (!(std::abs(got - want) <= relative * size + 1e-6) && bad++ < 5)
+        ADD_FAILURE() << "[" << i << "][" << j << "] = " << got << ", expected " << want;
+    }
+  EXPECT_EQ(bad, 0);
+  EXPECT_TRUE(out.guardIntact());
+}
+
 // Tensor descriptors (test/gpu/kernels/descriptor_matmul.tsl): C = A B with every block
 // shifted by `shift`, so blocks hang over each edge of A, B and C, the first ones before
 // index 0. Inside C the product must match; outside it (its padding columns) nothing may
@@ -225,26 +250,58 @@ TEST(DescriptorKernel, BlocksOverEveryEdge) {
                      int32_t(c.shift)},
                     nullptr, config);
       dOut.download(out);
-      int64_t bad = 0;
-      for (int64_t i = 0; i < c.m; ++i)
-        for (int64_t j = 0; j < c.ldc; ++j) {
-          double got = out.get(i * c.ldc + j);
-          if (j >= c.n) { // padding: never written
-            if (!std::isnan(got) && bad++ < 5)
-              ADD_FAILURE() << "wrote C[" << i << "][" << j << "] outside the descriptor";
-            continue;
-          }
-          double sum = 0, size = 0;
-          for (int64_t l = 0; l < c.k; ++l) {
-            double term = double(a.get(i * c.lda + l)) * double(b.get(l * c.ldb + j));
-            sum += term;
-            size += std::abs(term);
-          }
-          if (!(std::abs(got - sum) <= 1e-4 * size + 1e-5) && bad++ < 5)
-            ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << sum;
+      expectSumsAndUntouchedPadding(out, c.m, c.ldc, c.n, [&](int64_t i, int64_t j) {
+        double sum = 0, size = 0;
+        for (int64_t l = 0; l < c.k; ++l) {
+          double term = double(a.get(i * c.lda + l)) * double(b.get(l * c.ldb + j));
+          sum += term;
+          size += std::abs(term);
         }
-      EXPECT_EQ(bad, 0);
-      EXPECT_TRUE(out.guardIntact());
+        return std::pair(sum, size);
+      }, 1e-4);
+    }
+  }
+}
+
+// Atomic adds of whole rows (test/gpu/kernels/tile_adds.tsl): a grid of (row tiles, slabs)
+// adds every slab into the same rows of acc at once. Row strides that are multiples of 16
+// take the bulk reductions (one cp.reduce.async.bulk a row), the others red.global an
+// element; both must sum every row of every slab once and leave acc's padding alone.
+TEST(BulkReductions, TileAddsSumEveryRow) {
+  if (std::string why = whyNoGpuOrPackages(TESSEL_KERNEL_PACKAGE_DIR); !why.empty())
+    GTEST_SKIP() << why;
+  Package package = Package::load(std::string(TESSEL_KERNEL_PACKAGE_DIR) + "/tile_adds_f32.tslpkg");
+  Kernel kernel = Kernel::load(package, "tile_adds");
+  unsigned seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const int64_t cols = 128;
+  for (auto [m, ld, slabs] : {std::tuple<int64_t, int64_t, int64_t>{200, 128, 7}, {200, 144, 33},
+                              {200, 130, 7}, {1, 128, 5}, {64, 144, 64}}) {
+    for (int config : {0, 1}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " ld=" + std::to_string(ld) + " slabs=" +
+                   std::to_string(slabs) + " config " + std::to_string(config) + " seed " +
+                   std::to_string(seed));
+      HostArray x(Storage::F32, slabs * m * cols), acc(Storage::F32, m * ld);
+      for (int64_t i = 0; i < x.size; ++i)
+        x.set(i, normal(rng));
+      acc.poison(); // NaN: the padding columns must stay so
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          acc.set(r * ld + c, 0.f);
+      DeviceArray dX(x), dAcc(acc);
+      kernel.launch(Grid((m + 63) / 64, slabs),
+                    {dAcc.pointer(), dX.pointer(), int32_t(m), int32_t(ld)}, nullptr, config);
+      dAcc.download(acc);
+      expectSumsAndUntouchedPadding(acc, m, ld, cols, [&](int64_t r, int64_t c) {
+        double sum = 0, size = 0;
+        for (int64_t j = 0; j < slabs; ++j) {
+          double v = x.get((j * m + r) * cols + c);
+          sum += v;
+          size += std::abs(v);
+        }
+        return std::pair(sum, size);
+      }, 1e-5);
     }
   }
 }
