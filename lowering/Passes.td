@@ -96,14 +96,15 @@ def TesselSoftwarePipeline : Pass<"tessel-software-pipeline", "ModuleOp"> {
 }
 
 def TesselInvariantOperandsToShared : Pass<"tessel-invariant-operands-to-shared", "ModuleOp"> {
-  let summary = "Keep a loop-invariant wgmma A operand in shared memory, not registers";
+  let summary = "Keep loop-invariant wgmma operands in shared memory, not registers";
   let description = [{
     On sm_90a, after the software pipeliner: a load marked `shared`
     (`load(..., shared=True)`) before a loop, whose every use is the A operand of a dot
-    in the loop with B in a ring slot, is copied once into a shared buffer (cp.async,
-    masked-off elements zero), and the dots read it by descriptor instead of holding it
-    in registers for the whole loop (FlashAttention's backward: K and V of the key
-    tile). A marked load that does not qualify stays as it is.
+    in the loop with B in a ring slot, or the B of a register-A wgmma, is copied once a
+    role into a shared buffer (cp.async, masked-off elements zero; wgmma_a for the A
+    role, wgmma_b for the B role), and the dots read it by descriptor instead of holding
+    it in registers for the whole loop (FlashAttention's backward: K and V of the key
+    tile, and K for dQ = dS K). A marked load that does not qualify stays as it is.
   }];
   let dependentDialects = ["::mlir::tessel::TesselDialect",
                            "::mlir::arith::ArithDialect"];
