@@ -226,6 +226,14 @@ public:
   GenValue genDescriptorMethod(const ast::Expr &call, const GenValue &desc);
   /// desc.shape, desc.strides, desc.block_shape, desc.dtype.
   GenValue genDescriptorAttribute(const ast::Expr &expr, const GenValue &desc);
+  /// boundary_check's dimensions (nullopt after an error at `range`).
+  std::optional<std::vector<bool>> checkedDimensions(const GenValue &checkV, size_t rank,
+                                                     SourceRange range);
+  /// The pointers of the block at `offsets` and the mask of its `checked` dimensions (None:
+  /// no dimension checked).
+  std::pair<GenValue, GenValue> descriptorBlock(const GenValue &desc,
+                                                llvm::ArrayRef<GenValue> offsets,
+                                                const std::vector<bool> &checked, SourceRange range);
   bool maskOperand(BuiltinCall &call, const GenValue &mask, size_t index, mlir::Value &out);
 
   //===--- Statements (GenStmt.cpp) ----------------------------------------===//

@@ -136,6 +136,80 @@ GenValue Generator::genDescriptorAttribute(const Expr &expr, const GenValue &des
                                ".block_shape, .dtype)");
 }
 
+/// The block's dimensions that `checkV` (boundary_check: a tuple of dimension numbers, None
+/// for all) names, or nullopt after an error at `range`.
+std::optional<std::vector<bool>> Generator::checkedDimensions(const GenValue &checkV,
+                                                               size_t rank, SourceRange range) {
+  if (checkV.isConst() && checkV.cst.kind == ConstValue::Kind::None)
+    return std::vector<bool>(rank, true);
+  std::vector<bool> checked(rank, false);
+  for (const GenValue &d : listElements(checkV)) {
+    auto dim = requireConstInt(d, range, "a dimension of boundary_check");
+    if (!dim)
+      return std::nullopt;
+    if (*dim < 0 || *dim >= int64_t(rank) || checked[*dim]) {
+      error(range, "boundary_check names each dimension of the descriptor (0 to " +
+                       std::to_string(rank - 1) + ") at most once, got " + std::to_string(*dim));
+      return std::nullopt;
+    }
+    checked[*dim] = true;
+  }
+  return checked;
+}
+
+std::pair<GenValue, GenValue> Generator::descriptorBlock(const GenValue &desc,
+                                                         llvm::ArrayRef<GenValue> offsets,
+                                                         const std::vector<bool> &checked,
+                                                         SourceRange range) {
+  size_t rank = desc.block.size();
+  DescriptorParts parts(desc);
+  GenValue ptr = parts.base, mask = GenValue::ofConst(ConstValue::none());
+  for (size_t i = 0; i < rank; ++i) {
+    // Dimension i's indices, offset + arange, and a tile of them expanded to the rank.
+    GenValue steps = GenValue::ofValue(tsl::MakeRangeOp::create(
+        b, curLoc(), mlir::RankedTensorType::get({desc.block[i]}, b.getI32Type()), 0u,
+        uint32_t(desc.block[i])));
+    const GenValue &o = offsets[i];
+    bool zero = o.isConst() && o.cst.intValue == 0;
+    GenValue index = zero ? steps : genBinary(ast::OpKind::Add, o, steps, range);
+    if (index.isPoison())
+      return {index, index};
+    auto expand = [&](GenValue v) {
+      Value x = v.value;
+      for (size_t j = 0; j < rank; ++j) {
+        if (j == i)
+          continue;
+        auto shape = llvm::to_vector(shapeOf(x.getType()));
+        shape.insert(shape.begin() + j, 1);
+        x = tsl::ExpandDimsOp::create(
+            b, curLoc(), mlir::RankedTensorType::get(shape, elemOf(x.getType())), x,
+            uint32_t(j));
+      }
+      return GenValue::ofValue(x);
+    };
+    const GenValue &stride = parts.strides[i];
+    GenValue term = expand(index);
+    if (!(stride.isConst() && stride.cst.intValue == 1))
+      term = genBinary(ast::OpKind::Mul, term, stride, range);
+    ptr = genBinary(ast::OpKind::Add, ptr, term, range);
+    if (!checked[i])
+      continue;
+    // A constant offset is known not to be negative; any other is checked.
+    GenValue below = genBinary(ast::OpKind::Lt, index, parts.shape[i], range);
+    GenValue ok = below;
+    if (!(o.isConst() && o.cst.intValue >= 0)) {
+      GenValue above =
+          genBinary(ast::OpKind::Ge, index, GenValue::ofConst(ConstValue::ofInt(0)), range);
+      ok = genBinary(ast::OpKind::BitAnd, above, below, range);
+    }
+    if (ok.isPoison())
+      return {ok, ok};
+    ok = expand(ok);
+    mask = mask.isConst() ? ok : genBinary(ast::OpKind::BitAnd, mask, ok, range);
+  }
+  return {ptr, mask};
+}
+
 GenValue Generator::genDescriptorMethod(const Expr &expr, const GenValue &desc) {
   const Expr &attr = *expr.args[0];
   bool isLoad = attr.name == "load";
@@ -154,8 +228,6 @@ GenValue Generator::genDescriptorMethod(const Expr &expr, const GenValue &desc) 
     return GenValue::poison();
   LocGuard at(*this, expr.range);
   size_t rank = desc.block.size();
-  DescriptorParts parts(desc);
-
   std::vector<GenValue> offsets = listElements(offsetsV);
   if (offsets.size() != rank)
     return error(call.argRange(0), attr.name + "() of a descriptor of rank " +
@@ -169,69 +241,11 @@ GenValue Generator::genDescriptorMethod(const Expr &expr, const GenValue &desc) 
                                          "() must be integers (constexpr or scalar), got " +
                                          describe(o));
   }
-
-  // boundary_check: the dimensions whose extent masks the block (default: all).
-  std::vector<bool> checked(rank, true);
-  if (!(checkV.isConst() && checkV.cst.kind == ConstValue::Kind::None)) {
-    checked.assign(rank, false);
-    for (const GenValue &d : listElements(checkV)) {
-      auto dim = requireConstInt(d, call.argRange(checkIndex), "a dimension of boundary_check");
-      if (!dim)
-        return GenValue::poison();
-      if (*dim < 0 || *dim >= int64_t(rank) || checked[*dim])
-        return error(call.argRange(checkIndex),
-                     "boundary_check names each dimension of the descriptor (0 to " +
-                         std::to_string(rank - 1) + ") at most once, got " +
-                         std::to_string(*dim));
-      checked[*dim] = true;
-    }
-  }
-  bool anyChecked = llvm::is_contained(checked, true);
-
-  // Each dimension's indices, expanded to the block's rank; the pointer and the mask.
-  GenValue ptr = parts.base, mask = GenValue::ofConst(ConstValue::none());
-  for (size_t i = 0; i < rank; ++i) {
-    GenValue range = GenValue::ofValue(tsl::MakeRangeOp::create(
-        b, curLoc(), mlir::RankedTensorType::get({desc.block[i]}, b.getI32Type()), 0u,
-        uint32_t(desc.block[i])));
-    const GenValue &o = offsets[i];
-    bool zero = o.isConst() && o.cst.intValue == 0;
-    GenValue index = zero ? range : genBinary(ast::OpKind::Add, o, range, call.argRange(0));
-    if (index.isPoison())
-      return index;
-    auto expand = [&](GenValue v) {
-      Value x = v.value;
-      for (size_t j = 0; j < rank; ++j) {
-        if (j == i)
-          continue;
-        auto shape = llvm::to_vector(shapeOf(x.getType()));
-        shape.insert(shape.begin() + j, 1);
-        x = tsl::ExpandDimsOp::create(
-            b, curLoc(), mlir::RankedTensorType::get(shape, elemOf(x.getType())), x,
-            uint32_t(j));
-      }
-      return GenValue::ofValue(x);
-    };
-    const GenValue &stride = parts.strides[i];
-    GenValue term = expand(index);
-    if (!(stride.isConst() && stride.cst.intValue == 1))
-      term = genBinary(ast::OpKind::Mul, term, stride, call.argRange(0));
-    ptr = genBinary(ast::OpKind::Add, ptr, term, call.argRange(0));
-    if (!checked[i])
-      continue;
-    // A constant offset is known not to be negative; any other is checked.
-    GenValue below = genBinary(ast::OpKind::Lt, index, parts.shape[i], call.argRange(0));
-    GenValue ok = below;
-    if (!(o.isConst() && o.cst.intValue >= 0)) {
-      GenValue zero = GenValue::ofConst(ConstValue::ofInt(0));
-      GenValue above = genBinary(ast::OpKind::Ge, index, zero, call.argRange(0));
-      ok = genBinary(ast::OpKind::BitAnd, above, below, call.argRange(0));
-    }
-    if (ok.isPoison())
-      return ok;
-    ok = expand(ok);
-    mask = mask.isConst() ? ok : genBinary(ast::OpKind::BitAnd, mask, ok, call.argRange(0));
-  }
+  std::optional<std::vector<bool>> checked =
+      checkedDimensions(checkV, rank, call.argRange(checkIndex));
+  if (!checked)
+    return GenValue::poison();
+  auto [ptr, mask] = descriptorBlock(desc, offsets, *checked, call.argRange(0));
   if (ptr.isPoison() || mask.isPoison())
     return GenValue::poison();
 
@@ -239,6 +253,7 @@ GenValue Generator::genDescriptorMethod(const Expr &expr, const GenValue &desc) 
     GenValue other = call.arg(2), shared = call.arg(3);
     if (other.isPoison() || shared.isPoison())
       return GenValue::poison();
+    bool anyChecked = llvm::is_contained(*checked, true);
     bool noOther = other.isConst() && other.cst.kind == ConstValue::Kind::None;
     if (!anyChecked && !noOther)
       return error(call.argRange(2), "'other' is read where a boundary check fails, and this "
@@ -251,8 +266,7 @@ GenValue Generator::genDescriptorMethod(const Expr &expr, const GenValue &desc) 
   if (value.isPoison())
     return value;
   if (value.isRuntime()) {
-    auto shape = shapeOf(value.type());
-    auto joined = broadcastShapes(desc.block, shape);
+    auto joined = broadcastShapes(desc.block, shapeOf(value.type()));
     if (!joined || llvm::ArrayRef<int64_t>(*joined) != llvm::ArrayRef<int64_t>(desc.block))
       return error(call.argRange(1), "store() of a descriptor with block " +
                                          shapeName(desc.block) + " cannot write " +
