@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,13 @@ struct HostArray {
     return true;
   }
 };
+
+/// `array` filled with normal(0, scale) values drawn from `rng` (fresh inputs each run).
+inline void fillNormal(HostArray &array, std::mt19937 &rng, float scale = 1.f) {
+  std::normal_distribution<float> normal(0.f, scale);
+  for (int64_t i = 0; i < array.size; ++i)
+    array.set(i, normal(rng));
+}
 
 class DeviceArray {
 public:

@@ -43,9 +43,7 @@ protected:
 
   HostArray random(int64_t n, float scale) {
     HostArray array(GetParam(), n);
-    std::normal_distribution<float> normal(0.f, scale);
-    for (int64_t i = 0; i < n; ++i)
-      array.set(i, normal(rng));
+    fillNormal(array, rng, scale);
     return array;
   }
 
@@ -226,7 +224,6 @@ TEST(DescriptorKernel, BlocksOverEveryEdge) {
   Kernel kernel = Kernel::load(package, "descriptor_matmul");
   unsigned seed = std::random_device{}();
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
   struct Case { int64_t m, n, k, lda, ldb, ldc, shift; };
   for (Case c : {Case{150, 192, 160, 176, 208, 224, -48}, Case{64, 64, 64, 64, 64, 80, 0},
                  Case{150, 192, 160, 176, 208, 224, -16}, Case{77, 45, 37, 41, 50, 53, -5},
@@ -237,10 +234,8 @@ TEST(DescriptorKernel, BlocksOverEveryEdge) {
                    std::to_string(config) + " seed " + std::to_string(seed));
       HostArray a(Storage::BF16, c.m * c.lda), b(Storage::BF16, c.k * c.ldb),
           out(Storage::F32, c.m * c.ldc);
-      for (int64_t i = 0; i < a.size; ++i)
-        a.set(i, normal(rng));
-      for (int64_t i = 0; i < b.size; ++i)
-        b.set(i, normal(rng));
+      fillNormal(a, rng);
+      fillNormal(b, rng);
       out.poison();
       DeviceArray dA(a), dB(b), dOut(out);
       Grid grid((c.m - c.shift + 63) / 64, (c.n - c.shift + 63) / 64);
@@ -274,7 +269,6 @@ TEST(BulkReductions, TileAddsSumEveryRow) {
   Kernel kernel = Kernel::load(package, "tile_adds");
   unsigned seed = std::random_device{}();
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
   const int64_t cols = 128;
   for (auto [m, ld, slabs] : {std::tuple<int64_t, int64_t, int64_t>{200, 128, 7}, {200, 144, 33},
                               {200, 130, 7}, {1, 128, 5}, {64, 144, 64}}) {
@@ -283,8 +277,7 @@ TEST(BulkReductions, TileAddsSumEveryRow) {
                    std::to_string(slabs) + " config " + std::to_string(config) + " seed " +
                    std::to_string(seed));
       HostArray x(Storage::F32, slabs * m * cols), acc(Storage::F32, m * ld);
-      for (int64_t i = 0; i < x.size; ++i)
-        x.set(i, normal(rng));
+      fillNormal(x, rng);
       acc.poison(); // NaN: the padding columns must stay so
       for (int64_t r = 0; r < m; ++r)
         for (int64_t c = 0; c < cols; ++c)

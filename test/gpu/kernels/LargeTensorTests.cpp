@@ -87,9 +87,7 @@ protected:
 
   HostArray random(int64_t n, float scale) {
     HostArray array(Storage::BF16, n);
-    std::normal_distribution<float> normal(0.f, scale);
-    for (int64_t i = 0; i < n; ++i)
-      array.set(i, normal(rng));
+    fillNormal(array, rng, scale);
     return array;
   }
 

@@ -64,11 +64,8 @@ protected:
     HostArray a(mode.storage, (mode.transposed ? k : m) * lda);
     HostArray b(mode.storage, (mode.transposed ? n : k) * ldb);
     HostArray c(mode.storage, m * ldc);
-    std::normal_distribution<float> normal(0.f, 1.f);
-    for (int64_t i = 0; i < a.size; ++i)
-      a.set(i, normal(rng));
-    for (int64_t i = 0; i < b.size; ++i)
-      b.set(i, normal(rng));
+    fillNormal(a, rng);
+    fillNormal(b, rng);
     c.poison();
     DeviceArray dA(a), dB(b), dC(c);
     const Config &record = kernel.info().configs[size_t(config)];
