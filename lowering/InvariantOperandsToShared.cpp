@@ -103,29 +103,33 @@ struct InvariantOperandsToSharedPass
     ModuleOp module = getOperation();
     StringRef arch = Target::of(module).arch();
     unsigned numWarps = getNumWarps(module);
-    SmallVector<LoadOp> loads;
+    // Each qualifying load with the role of each of its uses (decided once, before any
+    // rewrite changes the dots' operands).
+    SmallVector<std::pair<LoadOp, SmallVector<std::pair<OpOperand *, Role>>>> loads;
     module.walk([&](LoadOp load) {
       auto type = dyn_cast<RankedTensorType>(load.getType());
       if (!load->hasAttr(LoadOp::getSharedHintName()) || !type || type.getRank() != 2 ||
           (load.getOther() && !isZeroTile(load.getOther())) || load->use_empty())
         return;
-      if (llvm::all_of(load->getUsers(), [&](Operation *user) {
-            auto dot = dyn_cast<DotOp>(user);
-            return dot && roleIn(dot, load, numWarps, arch);
-          }))
-        loads.push_back(load);
+      SmallVector<std::pair<OpOperand *, Role>> uses;
+      for (OpOperand &use : load->getUses()) {
+        auto dot = dyn_cast<DotOp>(use.getOwner());
+        std::optional<Role> role = dot ? roleIn(dot, load, numWarps, arch) : std::nullopt;
+        if (!role)
+          return;
+        uses.push_back({&use, *role});
+      }
+      loads.push_back({load, std::move(uses)});
     });
     // One buffer a role: wgmma reads an A (wgmma_a) and a B (wgmma_b) in different
     // layouts, so a tile that is both is copied twice.
-    for (LoadOp load : loads) {
+    for (auto &[load, uses] : loads) {
       DenseMap<Role, Value> slots;
-      for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
-        auto dot = cast<DotOp>(use.getOwner());
-        Role role = *roleIn(dot, load, numWarps, arch);
+      for (auto [use, role] : uses) {
         auto [slot, fresh] = slots.try_emplace(role, Value());
         if (fresh)
           slot->second = copyToSharedSlot(load);
-        use.set(slot->second);
+        use->set(slot->second);
       }
       load.erase();
     }
