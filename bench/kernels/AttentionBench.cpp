@@ -25,6 +25,7 @@
 #include "bench/kernels/KernelBench.h"
 #include "bench/kernels/SourceDir.h"
 #include "bench/model/TransformerLM.h"
+#include "bench/ops/BlockSparse.h"
 #include "bench/ops/FlashAttention.h"
 #include "bench/tools/CudaSupport.h"
 #include "bench/tools/Flags.h"
@@ -74,9 +75,16 @@ struct Shape {
   int64_t window = -1; ///< sliding window (keys left of the diagonal a query sees); -1: none
   /// A score/mask variant: "", "softcap" (Gemma 2's cap of 50), "alibi" (geometric slopes)
   /// "document" (`documents` equal documents a sequence, each causal) or "varlen" (the same
-  /// documents, every sequence's, packed into one and run as FlashAttention's varlen call).
+  /// documents, every sequence's, packed into one and run as FlashAttention's varlen call)
+  /// or "sparse" (a block mask: sparseBlock).
   std::string variant{};
   int64_t documents = 0;
+  /// Block-sparse: 128 x 128 block (i, j) kept when |i - j| < N or j % N == N - 1 (Sparse
+  /// Transformer's fixed pattern: a band and every N-th block column); 0: none.
+  int64_t sparseBlocks = 0;
+  bool sparseKept(int64_t i, int64_t j) const {
+    return std::abs(i - j) < sparseBlocks || j % sparseBlocks == sparseBlocks - 1;
+  }
   /// q, k, v and dO in memory as (batch, seq, heads, d) ("tokens", as a fused projection or a
   /// varlen caller gives them) or (batch, heads, seq, d) ("heads"); "": varlen's tokens, else
   /// heads.
@@ -207,6 +215,20 @@ Inputs makeInputs(const Shape &s) {
     torch::Tensor same = ids[0].unsqueeze(1) == ids[0].unsqueeze(0);
     keep = (keep.defined() ? keep : model::attentionMask(s.seq, s.seq, s.causal, -1, options)) & same;
   }
+  if (s.variant == "sparse") {
+    int64_t blocks = (s.seq + ops::kMaskBlock - 1) / ops::kMaskBlock;
+    std::vector<int64_t> kept;
+    for (int64_t i = 0; i < blocks; ++i)
+      for (int64_t j = 0; j < blocks; ++j)
+        kept.push_back(s.sparseKept(i, j));
+    torch::Tensor table =
+        torch::tensor(kept).view({1, 1, blocks, blocks}).to(options.device()) != 0;
+    in.tessel.blockMask = table;
+    auto longs = options.dtype(torch::kLong);
+    torch::Tensor block = torch::arange(s.seq, longs) / ops::kMaskBlock;
+    torch::Tensor dense = table[0][0].index({block}).index({torch::indexing::Slice(), block});
+    keep = (keep.defined() ? keep : model::attentionMask(s.seq, s.seq, s.causal, -1, options)) & dense;
+  }
   if (keep.defined() && !in.sdpaMask.defined())
     in.sdpaMask = keep; // SDPA has no window or documents: a dense mask (every tile computed)
   return in;
@@ -258,6 +280,16 @@ struct Outputs {
 };
 
 double flopForward(const Shape &s) {
+  if (s.variant == "sparse") { // the pairs of the kept blocks (below the diagonal if causal)
+    double pairs = 0;
+    int64_t size = ops::kMaskBlock, blocks = (s.seq + size - 1) / size;
+    for (int64_t i = 0; i < blocks; ++i)
+      for (int64_t j = 0; j < blocks; ++j)
+        for (int64_t r = i * size; s.sparseKept(i, j) && r < std::min(s.seq, (i + 1) * size); ++r)
+          pairs += double(std::max<int64_t>(
+              0, std::min(s.causal ? r + 1 : s.seq, std::min(s.seq, (j + 1) * size)) - j * size));
+    return 4.0 * s.batch * s.heads * pairs * s.d;
+  }
   if (s.variant == "document" || s.variant == "varlen") { // causal within equal documents
     double doc = double(s.seq) / double(s.documents);
     double pairs = s.documents * (s.causal ? doc * doc / 2 : doc * doc);
@@ -338,6 +370,7 @@ Record baseRecord(const std::string &study, const Shape &s, const Impl &impl) {
   r.set("variant", s.variant.empty() ? std::string("-")
                    : s.variant == "document" ? "doc" + std::to_string(s.documents)
                    : s.variant == "varlen"   ? "varlen" + std::to_string(s.documents)
+                   : s.variant == "sparse"   ? "sparse" + std::to_string(s.sparseBlocks)
                                              : s.variant);
   r.set("seq", s.seq);
   r.set("d", s.d);
@@ -464,16 +497,21 @@ Shape parseShape(const std::string &text) {
       s.layout = part;
       continue;
     }
-    // docN: N equal documents a sequence; varlenN: the same, packed (varlen).
-    if (part.rfind("doc", 0) == 0 || part.rfind("varlen", 0) == 0) {
-      bool varlen = part[0] == 'v';
-      size_t digits = varlen ? 6 : 3;
+    // docN: N equal documents a sequence; varlenN: the same, packed (varlen); sparseN: a
+    // block mask, a band of N blocks and every N-th block column.
+    if (part.rfind("doc", 0) == 0 || part.rfind("varlen", 0) == 0 ||
+        part.rfind("sparse", 0) == 0) {
+      bool varlen = part[0] == 'v', sparse = part[0] == 's';
+      size_t digits = varlen || sparse ? 6 : 3;
       char *end = nullptr;
       long long n = part.size() > digits ? std::strtoll(part.c_str() + digits, &end, 10) : 0;
       if (n < 1 || *end != '\0')
         throw std::invalid_argument("--shapes: '" + text + "': " + part.substr(0, digits) +
-                                    "N needs N >= 1 documents");
-      s.variant = varlen ? "varlen" : "document", s.documents = n;
+                                    (sparse ? "N needs N >= 1 blocks" : "N needs N >= 1 documents"));
+      if (sparse)
+        s.variant = "sparse", s.sparseBlocks = n;
+      else
+        s.variant = varlen ? "varlen" : "document", s.documents = n;
       continue;
     }
     // kvN: N key/value heads (N > 0); wN: a sliding window of N keys (N >= 0).
@@ -484,7 +522,8 @@ Shape parseShape(const std::string &text) {
     if (n < (kv ? 1 : 0) || *rest != '\0')
       throw std::invalid_argument("--shapes: '" + text +
                                   "': after ':' comes full, causal, kvN (N > 0), wN (N >= 0), "
-                                  "softcap, alibi, docN, varlenN (N > 0), tokens or heads");
+                                  "softcap, alibi, docN, varlenN, sparseN (N > 0), tokens or "
+                                  "heads");
     (kv ? s.kvHeads : s.window) = n;
   }
   int64_t *fields[] = {&s.batch, &s.heads, &s.seq, &s.d};
@@ -663,7 +702,7 @@ std::optional<int> parseFlags(int argc, char **argv, Options &o) {
                 "the realistic study's shapes instead of its own: BxHxLxD (bf16, causal), "
                 "BxHxLxD:full, :kvN for N key/value heads (grouped-query attention), :wN for a "
                 "sliding window of N keys, :softcap (Gemma 2's cap of 50), :alibi, :docN (N "
-                "equal documents a sequence, masked apart), :varlenN (the same documents packed into one sequence, FlashAttention's varlen call); :tokens or :heads lays q, k, v out (batch, seq, heads, d) or (batch, heads, seq, d) in memory (default: tokens for varlen, else heads)",
+                "equal documents a sequence, masked apart), :varlenN (the same documents packed into one sequence, FlashAttention's varlen call), :sparseN (a block mask of 128 x 128 blocks: a band of N blocks and every N-th block column); :tokens or :heads lays q, k, v out (batch, seq, heads, d) or (batch, heads, seq, d) in memory (default: tokens for varlen, else heads)",
                 o.shapes);
   flags.addList("impls", "LIST",
                 "the realistic study's implementations: tessel, sdpa, sdpa-cudnn, sdpa-flash, "

@@ -1,6 +1,7 @@
 //===- bench/ops/FlashAttention.cpp - kernels/flash_attention.tsl as a torch op -===//
 
 #include "bench/ops/FlashAttention.h"
+#include "bench/ops/BlockSparse.h"
 #include "bench/kernels/KernelPackageDir.h"
 #include "bench/model/TesselOps.h"
 #include "runtime/Runtime.h"
@@ -295,10 +296,10 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
                            const torch::Tensor &k) {
   int asked = (options.softcap != 0) + options.alibiSlopes.defined() +
               options.documentIds.defined() + options.prefixLengths.defined() +
-              !options.variant.name.empty();
+              options.blockMask.defined() + !options.variant.name.empty();
   if (asked > 1)
-    fail("softcap, alibi_slopes, document_ids, prefix_lengths and a named variant are one "
-         "a call (no package combines two)");
+    fail("softcap, alibi_slopes, document_ids, prefix_lengths, block_mask and a named variant "
+         "are one a call (no package combines two)");
   auto on = q.options();
   auto ints = [&](const torch::Tensor &t, std::vector<int64_t> shape, const char *what) {
     if (t.sizes() != shape || t.is_floating_point() || t.is_complex()) {
@@ -348,6 +349,10 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
     torch::Tensor prefix = ints(options.prefixLengths, {batch}, "prefix_lengths");
     return {"prefix_lm", {}, prefix.clamp(0, seq).to(torch::kInt32).contiguous()};
   }
+  if (options.blockMask.defined())
+    return {"block_sparse", {},
+            blockSparseInts("flash_attention", options.blockMask.to(q.device()), batch, heads,
+                            seq, k.size(2))};
   AttentionVariant v = options.variant;
   // The examples' data, checked (another variant's is its own to check: the kernels read it).
   struct Needs {
@@ -356,7 +361,7 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
   };
   for (Needs n : {Needs{"softcap", 1, 0}, Needs{"alibi", heads, 0},
                   Needs{"document", 0, 3 * batch * seq}, Needs{"prefix_lm", 0, batch},
-                  Needs{"sliding_window", 0, 2}, Needs{"varlen", 0, 2 * (seq + k.size(2))}})
+                  Needs{"sliding_window", 0, 2}, Needs{"block_sparse", 0, 8}, Needs{"varlen", 0, 2 * (seq + k.size(2))}})
     if (v.name == n.name &&
         ((v.floats.defined() ? v.floats.numel() : 0) < n.floats ||
          (v.ints.defined() ? v.ints.numel() : 0) < n.ints))

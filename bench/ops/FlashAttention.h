@@ -98,6 +98,12 @@ struct AttentionOptions {
   /// Prefix-LM: a query sees the first prefixLengths[b] keys and causally after them;
   /// integer [batch]; causal must be false (the mask holds it).
   torch::Tensor prefixLengths;
+  /// Block-sparse attention (FlexAttention's BlockMask from blocks): which 128 x 128 blocks
+  /// of the scores exist, nonzero for kept, [batch or 1, heads or 1, cdiv(seq_q, 128),
+  /// cdiv(seq_k, 128)] (heads: q's). Blocks left out are never loaded (the cost follows the
+  /// blocks kept); with causal, the diagonal's mask applies inside the kept blocks too.
+  /// A query row with no kept block gets a zero output.
+  torch::Tensor blockMask;
   /// Any other variant compiled from examples/attention/<name>.tsl, with its data.
   AttentionVariant variant;
 };

@@ -109,7 +109,8 @@ torch::Tensor flashAttentionVarlen(const torch::Tensor &q, const torch::Tensor &
                                    const torch::Tensor &cuSeqlensK,
                                    const AttentionOptions &options) {
   if (options.softcap != 0 || options.alibiSlopes.defined() || options.documentIds.defined() ||
-      options.prefixLengths.defined() || !options.variant.name.empty())
+      options.prefixLengths.defined() || options.blockMask.defined() ||
+      !options.variant.name.empty())
     fail("packed sequences take causal, scale and window only (no package combines them with "
          "another score or mask variant)");
   return flashAttentionVarlen(q, k, v,

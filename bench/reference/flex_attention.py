@@ -8,8 +8,9 @@
 Shapes as tessel-bench's: BxHxLxD (bf16, causal), then :full or :causal, :kvN (N key/value
 heads: grouped-query attention, enable_gqa), :wN (a sliding window of N keys left of the
 diagonal, as Tessel's AttentionOptions::window), :softcap (score_mod 50 tanh(s / 50)),
-:alibi (score_mod with geometric per-head slopes) and :docN (N equal documents a sequence, a
-mask_mod on their ids, as tessel-bench's). The mask is a mask_mod; create_block_mask
+:alibi (score_mod with geometric per-head slopes), :docN (N equal documents a sequence, a
+mask_mod on their ids, as tessel-bench's) and :sparseN (128 x 128 blocks kept in a band of N
+blocks and every N-th block column, as tessel-bench's block mask). The mask is a mask_mod; create_block_mask
 builds its BlockMask once per shape (outside the timing), so tiles it removes are skipped,
 as in Tessel's kernels. Timing as tessel-bench: the forward with autograd; the backward is
 out.backward(dO) on one forward (retain_graph), the inputs' .grad reset before each run;
@@ -36,7 +37,7 @@ def parse_shape(text):
     for part in parts:
         if part in ("full", "causal"):
             shape["causal"] = part == "causal"
-        elif part in ("softcap", "alibi") or part.startswith("doc"):
+        elif part in ("softcap", "alibi") or part.startswith(("doc", "sparse")):
             shape["variant"] = part
         elif part.startswith("kv"):
             shape["kv_heads"] = int(part[2:])
@@ -44,12 +45,26 @@ def parse_shape(text):
             shape["window"] = int(part[1:])
         else:
             raise SystemExit(f"--shapes: '{text}': after ':' comes full, causal, kvN, wN, "
-                             "softcap, alibi or docN")
+                             "softcap, alibi, docN or sparseN")
     return shape
+
+
+def sparse_kept(n, i, j):
+    # Block (i, j) of the :sparseN mask (tessel-bench's Shape::sparseKept).
+    return (abs(i - j) < n) | (j % n == n - 1)
 
 
 def pairs(s):
     l, w = s["seq"], s["window"]
+    if s["variant"].startswith("sparse"):  # the kept blocks' pairs (below the diagonal if causal)
+        n, blocks = int(s["variant"][6:]), (l + 127) // 128
+        total = 0
+        for i in range(blocks):
+            for j in range(blocks):
+                if sparse_kept(n, i, j):
+                    for r in range(i * 128, min(l, (i + 1) * 128)):
+                        total += max(0, min(r + 1 if s["causal"] else l, (j + 1) * 128, l) - j * 128)
+        return total
     if s["variant"].startswith("doc"):  # causal within each equal document
         n = int(s["variant"][3:])
         return n * (l / n) ** 2 / (2 if s["causal"] else 1)
@@ -75,6 +90,8 @@ def run(s, compiled):
             ok = ok & (kv_idx >= q_idx - window)
         if docs is not None:
             ok = ok & (docs[q_idx] == docs[kv_idx])
+        if variant.startswith("sparse"):
+            ok = ok & sparse_kept(int(variant[6:]), q_idx // 128, kv_idx // 128)
         return ok
 
     score_mod = None

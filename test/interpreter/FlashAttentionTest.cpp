@@ -434,6 +434,80 @@ TEST_P(FlashAttentionTest, PackedSequencesMatchDouble) {
             packedSequences({0, 17, 45}, {0, 17, 45}, true, -1));
 }
 
+/// Block-sparse attention (examples/attention/block_sparse.tsl): a table of kept blocks,
+/// `block` queries x `block` keys, per batch and head where bm and hm are the batch and
+/// heads (1: one table for all), laid out with its runs as tessel::ops::blockSparseInts
+/// lays it out. Block (line, column) is kept where `kept` says.
+Variant blockSparse(int bm, int hm, int seqQ, int seqK, int block,
+                    const std::function<bool(int, int, int, int)> &kept) {
+  Variant var;
+  var.file = "block_sparse.tsl";
+  int qb = (seqQ + block - 1) / block, kb = (seqK + block - 1) / block;
+  std::vector<int32_t> table;
+  for (int b = 0; b < bm; ++b)
+    for (int h = 0; h < hm; ++h)
+      for (int i = 0; i < qb; ++i)
+        for (int j = 0; j < kb; ++j)
+          table.push_back(kept(b, h, i, j));
+  // Per line of n blocks: the runs' count, then n (first, end) pairs, the runs first.
+  auto runs = [](std::function<bool(int)> at, int n, std::vector<int32_t> &out) {
+    std::vector<int32_t> pairs;
+    for (int j = 0; j < n; ++j)
+      if (at(j) && (j == 0 || !at(j - 1))) {
+        int end = j;
+        while (end < n && at(end))
+          ++end;
+        pairs.push_back(j), pairs.push_back(end);
+      }
+    out.push_back(int32_t(pairs.size() / 2));
+    pairs.resize(size_t(2 * n), n);
+    out.insert(out.end(), pairs.begin(), pairs.end());
+  };
+  auto entry = [&](int bh, int i, int j) { return table[size_t((bh * qb + i) * kb + j)] != 0; };
+  std::vector<int32_t> rows, columns;
+  for (int bh = 0; bh < bm * hm; ++bh) {
+    for (int i = 0; i < qb; ++i)
+      runs([&](int j) { return entry(bh, i, j); }, kb, rows);
+  }
+  for (int bh = 0; bh < bm * hm; ++bh)
+    for (int j = 0; j < kb; ++j)
+      runs([&](int i) { return entry(bh, i, j); }, qb, columns);
+  int at = 8 + int(rows.size());
+  var.ints = {qb, kb, bm > 1 ? hm : 0, hm > 1 ? 1 : 0, at, at + int(columns.size()), block, 0};
+  for (const auto *part : {&rows, &columns, &table})
+    var.ints.insert(var.ints.end(), part->begin(), part->end());
+  var.keep = [=](int b, int h, int i, int j) {
+    return table[size_t((((bm > 1 ? b : 0) * hm + (hm > 1 ? h : 0)) * qb + i / block) * kb +
+                        j / block)] != 0;
+  };
+  return var;
+}
+
+// Block masks with runs of every length, a block row and a column with nothing kept (rows
+// that see no key), per batch and head or one for all, under the causal diagonal, with
+// grouped heads, tiles smaller than the block, and shares.
+TEST_P(FlashAttentionTest, BlockSparseMatchesDouble) {
+  auto [dt, ieee, tol] = precision();
+  // Per (b, h): a pattern that differs, row 2 empty, column 1 empty except on row 4.
+  auto scattered = [](int b, int h, int i, int j) {
+    if (i == 2 || (j == 1 && i != 4))
+      return false;
+    return ((i * 7 + j * 3 + b * 5 + h) % 4) != 0;
+  };
+  checkCase(dt, ieee, tol, {2, 2, 75, 75, 16, false, 16, 16},
+            blockSparse(2, 2, 75, 75, 16, scattered));
+  checkCase(dt, ieee, tol, {2, 4, 75, 61, 16, true, 16, 16, 2},
+            blockSparse(1, 4, 75, 61, 16, scattered));
+  // One table for all, blocks of 32 with tiles of 16 and 32, query and key lengths apart.
+  checkCase(dt, ieee, tol, {2, 2, 61, 90, 24, false, 16, 32, 1, 32},
+            blockSparse(1, 1, 61, 90, 32, scattered));
+  checkCase(dt, ieee, tol, {1, 2, 90, 61, 16, true, 32, 16},
+            blockSparse(1, 1, 90, 61, 32, [](int, int, int i, int j) { return i != j + 1; }));
+  // Shares of the keys (forward, dQ) and of the queries (dK/dV) cut across the runs.
+  checkCase(dt, ieee, tol, {1, 2, 90, 90, 16, false, 16, 16, 0, 0, -1, 3},
+            blockSparse(1, 2, 90, 90, 16, scattered));
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, FlashAttentionTest,
                          ::testing::Values("f32", "f32ieee", "bf16", "f16"));
 

@@ -1,7 +1,8 @@
 //===- test/gpu/attention/AttentionVariantsTest.cpp - score/mask variants on the GPU -===//
 //
 // The packages compiled from examples/attention/ (soft-capping, ALiBi, document masks,
-// prefix-LM, a two-sided sliding window, causal as mask functions and packed sequences)
+// prefix-LM, a two-sided sliding window, causal as mask functions, block-sparse masks and
+// packed sequences)
 // through tessel::ops::flashAttention (flashAttentionVarlen) against the same function written with torch ops, in float64,
 // by FlashAttention's rule (Tessel's largest error in the output and dq, dk, dv at most
 // twice naive attention's in the same dtype, plus a small floor); ragged lengths and grouped-query
@@ -205,6 +206,39 @@ TEST_P(AttentionVariants, DocumentMasking) {
   }
 }
 
+// Random tables of kept 128 x 128 blocks (about `kept` of them, block row 1 empty: rows
+// that see nothing), per batch and head or one for all, with and without the causal
+// diagonal, against the table expanded to a dense mask.
+TEST_P(AttentionVariants, BlockSparse) {
+  SKIP_WITHOUT("block_sparse", false);
+  if (!packageBuilt("block_sparse", true, GetParam().dtype))
+    GTEST_SKIP() << "no causal block_sparse package (ninja tessel-attention-variants)";
+  torch::manual_seed(15);
+  auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  for (auto [batch, heads, kvHeads, seq, d, perHead, causal, kept] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, double>{
+            2, 4, 2, 1000, 64, true, false, 0.4},
+        {1, 3, 3, 333, 128, false, true, 0.6}, {2, 2, 1, 130, 64, true, true, 0.5},
+        {1, 4, 4, 2048, 128, true, false, 0.2}, {2, 2, 2, 1500, 64, false, false, 0.7}}) {
+    int64_t blocks = (seq + 127) / 128;
+    torch::Tensor table = torch::rand({perHead ? batch : 1, perHead ? heads : 1, blocks, blocks},
+                                      cuda.dtype(torch::kFloat32)) < kept;
+    if (blocks > 1)
+      table.select(2, 1).fill_(false);
+    ops::AttentionOptions options;
+    options.causal = causal, options.blockMask = table;
+    auto [i, j] = positions(seq, seq);
+    torch::Tensor keep = table.index({torch::indexing::Slice(), torch::indexing::Slice(),
+                                      i.squeeze(1) / 128})
+                             .index({torch::indexing::Slice(), torch::indexing::Slice(),
+                                     torch::indexing::Slice(), j.squeeze(0) / 128});
+    checkVariant(GetParam().dtype, "block_sparse", batch, heads, kvHeads, seq, d, options,
+                 [keep](const torch::Tensor &s) {
+                   return s.masked_fill(keep.logical_not(), -INFINITY);
+                 });
+  }
+}
+
 TEST_P(AttentionVariants, PrefixLM) {
   SKIP_WITHOUT("prefix_lm", false);
   torch::manual_seed(13);
@@ -356,6 +390,11 @@ TEST(AttentionVariantErrors, WhatTheOpCannotServeGetsAClearError) {
   ops::AttentionOptions prefix;
   prefix.causal = true, prefix.prefixLengths = torch::zeros({2}, cuda.dtype(torch::kLong));
   expectError([&] { call(prefix); }, "call with causal = false");
+  ops::AttentionOptions blocks;
+  blocks.blockMask = torch::ones({2, 4, 1, 2}, cuda.dtype(torch::kBool));
+  expectError([&] { call(blocks); }, "block_mask must be bool or integer [2 or 1, 4 or 1, 1, 1]");
+  blocks.blockMask = torch::ones({1, 1, 1, 1}, cuda.dtype(torch::kFloat32));
+  expectError([&] { call(blocks); }, "block_mask must be bool or integer");
   ops::AttentionOptions noData;
   noData.variant.name = "sliding_window"; // reads its two extents from ints
   expectError([&] { call(noData); }, "the 'sliding_window' variant reads 0 floats and 2 ints");
