@@ -11,6 +11,7 @@
 
 #include <limits>
 #include <sstream>
+#include <vector>
 
 namespace tessel::ops {
 namespace {
@@ -56,8 +57,8 @@ torch::Tensor blockSparseInts(const std::string &op, const torch::Tensor &blocks
   // The header: the table's extents, its strides per batch and head (0 where one table
   // serves them all), where the column runs and the table start, the block's side.
   torch::Tensor header =
-      torch::tensor({qb, kb, bm > 1 ? hm : 0, hm > 1 ? 1 : 0, columns, table, kMaskBlock,
-                     int64_t(0)},
+      torch::tensor(std::vector<int64_t>{qb, kb, bm > 1 ? hm : 0, hm > 1 ? 1 : 0, columns,
+                                         table, kMaskBlock, 0},
                     torch::kInt32)
           .to(blocks.device());
   return torch::cat({header, keyRuns.flatten(), queryRuns.flatten(),
