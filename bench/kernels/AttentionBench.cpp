@@ -284,10 +284,14 @@ double flopForward(const Shape &s) {
     double pairs = 0;
     int64_t size = ops::kMaskBlock, blocks = (s.seq + size - 1) / size;
     for (int64_t i = 0; i < blocks; ++i)
-      for (int64_t j = 0; j < blocks; ++j)
-        for (int64_t r = i * size; s.sparseKept(i, j) && r < std::min(s.seq, (i + 1) * size); ++r)
-          pairs += double(std::max<int64_t>(
-              0, std::min(s.causal ? r + 1 : s.seq, std::min(s.seq, (j + 1) * size)) - j * size));
+      for (int64_t j = 0; j < blocks; ++j) {
+        if (!s.sparseKept(i, j))
+          continue;
+        int64_t colEnd = std::min(s.seq, (j + 1) * size); // row r sees [j size, its end)
+        for (int64_t r = i * size; r < std::min(s.seq, (i + 1) * size); ++r)
+          pairs += double(
+              std::max<int64_t>(0, std::min(s.causal ? r + 1 : colEnd, colEnd) - j * size));
+      }
     return 4.0 * s.batch * s.heads * pairs * s.d;
   }
   if (s.variant == "document" || s.variant == "varlen") { // causal within equal documents

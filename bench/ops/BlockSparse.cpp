@@ -43,7 +43,8 @@ torch::Tensor blockSparseInts(const std::string &op, const torch::Tensor &blocks
     std::ostringstream want;
     want << "[" << batch << " or 1, " << heads << " or 1, " << qb << ", " << kb << "]";
     failOp(op, "block_mask must be bool or integer " + want.str() +
-                   " (blocks of 128 queries x 128 keys); got " + describe(blocks));
+                   " (blocks of " + std::to_string(kMaskBlock) + " queries x " +
+                   std::to_string(kMaskBlock) + " keys); got " + describe(blocks));
   }
   int64_t bm = blocks.size(0), hm = blocks.size(1);
   torch::Tensor kept = blocks != 0;

@@ -361,7 +361,8 @@ AttentionVariant variantOf(const AttentionOptions &options, const torch::Tensor 
   };
   for (Needs n : {Needs{"softcap", 1, 0}, Needs{"alibi", heads, 0},
                   Needs{"document", 0, 3 * batch * seq}, Needs{"prefix_lm", 0, batch},
-                  Needs{"sliding_window", 0, 2}, Needs{"block_sparse", 0, 8}, Needs{"varlen", 0, 2 * (seq + k.size(2))}})
+                  Needs{"sliding_window", 0, 2}, Needs{"block_sparse", 0, 8},
+                  Needs{"varlen", 0, 2 * (seq + k.size(2))}})
     if (v.name == n.name &&
         ((v.floats.defined() ? v.floats.numel() : 0) < n.floats ||
          (v.ints.defined() ? v.ints.numel() : 0) < n.ints))
